@@ -1,0 +1,90 @@
+"""Every exception the harness raises, in one tree::
+
+    HarnessError
+    ├── ConfigError (ValueError)          a bad option or configuration key; names it
+    ├── IllegalActionError (ValueError)   an action outside the legal list; state unchanged
+    ├── ReplayError (ValueError)          a game record that does not replay
+    ├── ProtocolError                     the gRPC conversation went wrong
+    │   ├── HandshakeRefused              version, token or capability refused
+    │   └── ProtocolViolation             wrong request id, malformed or illegal reply
+    ├── BotError                          a bot process or connection failed
+    │   ├── BotStartupError               never connected / handshake timed out
+    │   ├── BotTimeoutError               no answer within the clock
+    │   └── BotTerminatedError            crashed, exited or disconnected
+    └── StoreError                        the results store cannot be used
+
+Faults of bots never escape a match as exceptions: the referee turns them into recorded
+results (see :mod:`harness.referee.outcome`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class HarnessError(Exception):
+    """Base of every error raised by euchre-harness."""
+
+
+class ConfigError(HarnessError, ValueError):
+    """A configuration value is invalid. ``option`` names the offending key."""
+
+    def __init__(self, option: str, message: str) -> None:
+        self.option = option
+        self.message = message
+        super().__init__(f"{option}: {message}")
+
+
+class IllegalActionError(HarnessError, ValueError):
+    """An action that is not among the legal actions was applied. Nothing changed."""
+
+    def __init__(self, action: Any, seat: int | None, state: str, legal: list[Any]) -> None:
+        self.action = action
+        self.seat = seat
+        self.state = state
+        self.legal = legal
+        legal_text = ", ".join(str(a) for a in legal) or "none"
+        super().__init__(
+            f"illegal action {action} by seat {seat} in {state}; legal: {legal_text}"
+        )
+
+
+class ReplayError(HarnessError, ValueError):
+    """A stored game record cannot be replayed (corrupt, or from other rules)."""
+
+
+class ProtocolError(HarnessError):
+    """The conversation with a bot broke the protocol."""
+
+
+class HandshakeRefused(ProtocolError):
+    """The referee refused a bot's handshake; ``reason`` is the refusal code."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"handshake refused ({reason}): {detail}")
+
+
+class ProtocolViolation(ProtocolError):
+    """A bot sent something the protocol does not allow at that point."""
+
+
+class BotError(HarnessError):
+    """A bot failed: it did not start, timed out, or went away."""
+
+
+class BotStartupError(BotError):
+    """A local bot process did not connect and complete the handshake in time."""
+
+
+class BotTimeoutError(BotError):
+    """A bot did not answer a decision request before its clock ran out."""
+
+
+class BotTerminatedError(BotError):
+    """A bot's process exited or its stream closed."""
+
+
+class StoreError(HarnessError):
+    """The results store is unusable (wrong schema version, corrupt, locked)."""

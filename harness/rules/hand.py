@@ -1,0 +1,426 @@
+"""One hand of Euchre, from the deal to the score, for every form.
+
+A :class:`Hand` is a state machine: :attr:`Hand.phase` says what kind of decision is due,
+:attr:`Hand.current` whose it is, :meth:`Hand.legal_actions` the complete list, and
+:meth:`Hand.apply` plays one (or raises :class:`~harness.errors.IllegalActionError` and
+changes nothing). Every applied action is appended to :attr:`Hand.transitions` and every
+consequence to :attr:`Hand.events`, each event tagged with who may see it.
+
+Dealing (RULES.md section 2 leaves the method to the referee). The deck order is given;
+the receivers are the players clockwise from the dealer's left, then (cutthroat) the
+dummy. Each receiver takes a packet from the top of the deck: 3, 2, 3, 2, ... in the
+first round and 2, 3, 2, 3, ... in the second, so each ends with five. The remaining
+cards are the kitty, in deck order; its first card is the upcard.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from harness.errors import IllegalActionError
+from harness.rules import actions as A
+from harness.rules.actions import Action
+from harness.rules.cards import (
+    EFFECTIVE_SUIT,
+    TRUMP_POWER,
+    Card,
+    Suit,
+    deck_cards,
+    format_cards,
+)
+from harness.rules.config import Form, JokerUpcard, LonerLead, RulesConfig
+from harness.rules.scoring import HandResult, score_hand, thrown_in
+
+HAND_SIZE = 5
+
+
+class Phase(enum.Enum):
+    """What kind of decision a hand is waiting for."""
+
+    NAME_TRUMP = "name_trump"  # dealer names trump on a turned-up Joker (dealer_names)
+    BID_ROUND_1 = "bid_round_1"  # pass or order it up
+    DEALER_PICKUP = "dealer_pickup"  # ordered up by another player: take or leave
+    DEALER_DISCARD = "dealer_discard"  # dealer took the upcard: discard one dealt card
+    BID_ROUND_2 = "bid_round_2"  # pass or name a suit
+    GO_ALONE = "go_alone"  # alone or not
+    DUMMY_DISCARD = "dummy_discard"  # cutthroat maker with ten cards discards down to five
+    PLAY = "play"
+    HAND_OVER = "hand_over"
+    GAME_OVER = "game_over"  # used by Game, never by a Hand
+
+
+class Transition(NamedTuple):
+    """One applied action: who, what, and in which phase."""
+
+    seat: int
+    action: Action
+    phase: Phase
+
+
+class EventKind(enum.Enum):
+    DEAL = "deal"  # private: the seat's own five cards (and the public upcard)
+    BID = "bid"  # public: pass / order / call in either round, or naming on a Joker
+    TRUMP = "trump"  # public: trump fixed, by whom
+    PICKUP = "pickup"  # public: the dealer takes (or leaves) the upcard
+    DISCARD = "discard"  # private to the discarder
+    DUMMY = "dummy"  # private to the maker: the dummy's five cards
+    ALONE = "alone"  # public: a going-alone decision
+    PLAY = "play"  # public: a card played
+    TRICK = "trick"  # public: the winner of a trick
+    HAND_END = "hand_end"  # public: the hand's result
+
+
+class Event(NamedTuple):
+    """Something that happened. ``to`` is the one seat that may see it, or ``None`` for
+    every seat. ``cards`` holds the cards involved; ``suit`` a suit; ``flag`` a yes/no
+    (alone or not, took or left); ``result`` the hand result on ``HAND_END``."""
+
+    kind: EventKind
+    seat: int | None
+    to: int | None = None
+    cards: tuple[Card, ...] = ()
+    suit: Suit | None = None
+    flag: bool | None = None
+    action: Action | None = None
+    result: HandResult | None = None
+
+
+def deal(config: RulesConfig, dealer: int, deck: Sequence[Card]
+         ) -> tuple[list[list[Card]], list[Card] | None, list[Card]]:
+    """Split a deck order into (hands per seat, dummy or None, kitty) as documented above."""
+    n = config.players
+    receivers: list[int] = [(dealer + 1 + i) % n for i in range(n)]
+    with_dummy = config.form is Form.CUTTHROAT
+    if with_dummy:
+        receivers.append(-1)
+    piles: dict[int, list[Card]] = {r: [] for r in receivers}
+    pos = 0
+    for first_round in (True, False):
+        for i, r in enumerate(receivers):
+            size = (3 if i % 2 == 0 else 2) if first_round else (2 if i % 2 == 0 else 3)
+            piles[r].extend(deck[pos:pos + size])
+            pos += size
+    hands = [piles[s] for s in range(n)]
+    return hands, (piles[-1] if with_dummy else None), list(deck[pos:])
+
+
+class Hand:
+    """The state of one hand. See the module docstring for the protocol."""
+
+    def __init__(self, config: RulesConfig, dealer: int, deck: Sequence[Card]) -> None:
+        deck = tuple(deck)
+        expected = deck_cards(config.deck)
+        if len(deck) != len(expected) or set(deck) != set(expected):
+            raise ValueError(f"deck order must hold exactly the {config.deck.value}-card pack "
+                             f"once each; got {len(deck)} cards")
+        n = config.players
+        if not 0 <= dealer < n:
+            raise ValueError(f"dealer must be a seat 0..{n - 1}; got {dealer}")
+        self.config = config
+        self.form = config.form
+        self.n = n
+        self.dealer = dealer
+        self.deck = deck
+        self.hands, self.dummy, self.kitty = deal(config, dealer, deck)
+        self.dealt: tuple[tuple[Card, ...], ...] = tuple(tuple(h) for h in self.hands)
+        self.upcard: Card = self.kitty[0]
+        # The suit the upcard stands for in round 1 (a Joker counts as a heart if so ruled).
+        self.upcard_suit: Suit | None = self.upcard.suit
+        self.trump: Suit | None = None
+        self.maker: int | None = None
+        self.dealer_took: bool | None = None
+        self.turned_down = False
+        self.alone: list[int] = []
+        self.sitting_out: list[int] = []
+        self.discards: dict[int, list[Card]] = {}
+        self.dummy_taken = False
+        self.tricks: list[tuple[int, tuple[tuple[int, Card], ...], int]] = []
+        self.trick: list[tuple[int, Card]] = []
+        self.leader: int | None = None
+        self.tricks_won = [0] * n
+        self.result: HandResult | None = None
+        self.transitions: list[Transition] = []
+        self.events: list[Event] = []
+        self._passes = 0
+        self._alone_queue: list[list[int]] = []
+        self._legal: list[Action] | None = None
+        self._led: Suit | None = None
+        self._active = n
+        for s in range(n):
+            self.events.append(Event(EventKind.DEAL, s, s, tuple(self.hands[s])))
+        self.phase = Phase.BID_ROUND_1
+        self.current: int | None = (dealer + 1) % n
+        if self.upcard.is_joker:
+            if config.joker_upcard is JokerUpcard.DEALER_NAMES:
+                self.phase = Phase.NAME_TRUMP
+                self.current = dealer
+            else:
+                self.upcard_suit = Suit.HEARTS
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def is_over(self) -> bool:
+        return self.phase is Phase.HAND_OVER
+
+    def state_name(self) -> str:
+        return (f"hand(dealer={self.dealer}, phase={self.phase.value}, "
+                f"turn={self.current}, trump={self.trump.name if self.trump is not None else '-'})")
+
+    def legal_actions(self) -> list[Action]:
+        """Every legal action for :attr:`current`; empty when the hand is over."""
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        return legal
+
+    def _compute_legal(self) -> list[Action]:
+        phase = self.phase
+        seat = self.current
+        if phase is Phase.PLAY:
+            assert seat is not None
+            hand = self.hands[seat]
+            plays = A.PLAY_ACTIONS
+            if self.trick:
+                eff = EFFECTIVE_SUIT[self.trump]  # type: ignore[index]
+                led = self._led
+                follow = [plays[c.id] for c in hand if eff[c.id] is led]
+                if follow:
+                    return follow
+            return [plays[c.id] for c in hand]
+        if phase is Phase.BID_ROUND_1:
+            return [A.PASS, A.ORDER_UP]
+        if phase is Phase.BID_ROUND_2:
+            calls = [A.CALL_ACTIONS[s] for s in Suit
+                     if s is not self.upcard_suit or self.config.allow_turned_down_suit]
+            if seat == self.dealer and self.config.stick_the_dealer:
+                return calls
+            return [A.PASS, *calls]
+        if phase is Phase.GO_ALONE:
+            return [A.GO_ALONE, A.NOT_ALONE]
+        if phase is Phase.DEALER_PICKUP:
+            return [A.TAKE_UPCARD, A.LEAVE_UPCARD]
+        if phase is Phase.DEALER_DISCARD:
+            assert seat is not None
+            return [A.DISCARD_ACTIONS[c.id] for c in self.hands[seat]]
+        if phase is Phase.DUMMY_DISCARD:
+            assert seat is not None
+            return [A.DISCARD_ACTIONS[c.id] for c in self.hands[seat]]
+        if phase is Phase.NAME_TRUMP:
+            return list(A.CALL_ACTIONS)
+        return []
+
+    # ------------------------------------------------------------------ transitions
+    def apply(self, action: Action) -> None:
+        """Apply ``action`` for :attr:`current`. Raises IllegalActionError (state unchanged)
+        if it is not among :meth:`legal_actions`."""
+        legal = self._legal
+        if legal is None:
+            legal = self.legal_actions()
+        if action not in legal:
+            raise IllegalActionError(action, self.current, self.state_name(), list(legal))
+        seat = self.current
+        assert seat is not None
+        phase = self.phase
+        self._legal = None
+        self.transitions.append(Transition(seat, action, phase))
+        if phase is Phase.PLAY:
+            self._play(seat, action.card)  # type: ignore[arg-type]
+        elif phase is Phase.BID_ROUND_1:
+            self._bid_round_1(seat, action)
+        elif phase is Phase.BID_ROUND_2:
+            self._bid_round_2(seat, action)
+        elif phase is Phase.GO_ALONE:
+            self._go_alone(seat, action is A.GO_ALONE)
+        elif phase is Phase.DEALER_PICKUP:
+            took = action is A.TAKE_UPCARD
+            self.dealer_took = took
+            self.events.append(Event(EventKind.PICKUP, seat, flag=took))
+            if took:
+                self.phase = Phase.DEALER_DISCARD
+            else:
+                self._bidding_done()
+        elif phase is Phase.DEALER_DISCARD:
+            card = action.card
+            assert card is not None
+            self.hands[seat].remove(card)
+            self.hands[seat].append(self.upcard)
+            self.discards.setdefault(seat, []).append(card)
+            self.events.append(Event(EventKind.DISCARD, seat, seat, (card,)))
+            self._bidding_done()
+        elif phase is Phase.DUMMY_DISCARD:
+            card = action.card
+            assert card is not None
+            self.hands[seat].remove(card)
+            self.discards.setdefault(seat, []).append(card)
+            self.events.append(Event(EventKind.DISCARD, seat, seat, (card,)))
+            if len(self.hands[seat]) == HAND_SIZE:
+                self._start_play()
+        elif phase is Phase.NAME_TRUMP:
+            self.events.append(Event(EventKind.BID, seat, action=action, suit=action.suit))
+            self._fix_trump(action.suit, seat)  # type: ignore[arg-type]
+            self.dealer_took = True
+            self.events.append(Event(EventKind.PICKUP, seat, flag=True))
+            self.phase = Phase.DEALER_DISCARD
+            self.current = self.dealer
+
+    def _fix_trump(self, suit: Suit, maker: int) -> None:
+        self.trump = suit
+        self.maker = maker
+        self.events.append(Event(EventKind.TRUMP, maker, suit=suit))
+
+    def _bid_round_1(self, seat: int, action: Action) -> None:
+        self.events.append(Event(EventKind.BID, seat, action=action))
+        if action is A.ORDER_UP:
+            self._fix_trump(self.upcard_suit, seat)  # type: ignore[arg-type]
+            self.current = self.dealer
+            if seat == self.dealer or self.config.dealer_must_take:
+                self.dealer_took = True
+                self.events.append(Event(EventKind.PICKUP, self.dealer, flag=True))
+                self.phase = Phase.DEALER_DISCARD
+            else:
+                self.phase = Phase.DEALER_PICKUP
+            return
+        self._passes += 1
+        if self._passes == self.n:
+            self.turned_down = True
+            self._passes = 0
+            self.phase = Phase.BID_ROUND_2
+        self.current = (seat + 1) % self.n
+
+    def _bid_round_2(self, seat: int, action: Action) -> None:
+        self.events.append(Event(EventKind.BID, seat, action=action, suit=action.suit))
+        if action is A.PASS:
+            self._passes += 1
+            if self._passes == self.n:
+                self._finish(thrown_in(self.form, self.n))
+            else:
+                self.current = (seat + 1) % self.n
+            return
+        self._fix_trump(action.suit, seat)  # type: ignore[arg-type]
+        self._bidding_done()
+
+    def _bidding_done(self) -> None:
+        """Trump is fixed and any discard made: ask about going alone, or play."""
+        maker = self.maker
+        assert maker is not None
+        form = self.form
+        n = self.n
+        if form is Form.TWO_HANDED:
+            self._after_alone()
+            return
+        stages: list[list[int]] = []
+        if form is Form.FOUR_HANDED:
+            stages.append([maker, (maker + 2) % 4] if self.config.partner_may_go_alone
+                          else [maker])
+            if self.config.lone_defender:
+                stages.append([(maker + 1) % 4, (maker + 3) % 4])
+        else:
+            stages.append([maker])
+            if self.config.lone_defender:
+                stages.append([(maker + 1) % n, (maker + 2) % n])
+        self._alone_queue = stages
+        self.phase = Phase.GO_ALONE
+        self.current = stages[0][0]
+
+    def _go_alone(self, seat: int, alone: bool) -> None:
+        self.events.append(Event(EventKind.ALONE, seat, flag=alone))
+        stage = self._alone_queue[0]
+        stage.pop(0)
+        if alone:
+            self.alone.append(seat)
+            stage.clear()
+        if not stage:
+            self._alone_queue.pop(0)
+        if self._alone_queue:
+            self.current = self._alone_queue[0][0]
+        else:
+            self._after_alone()
+
+    def _after_alone(self) -> None:
+        maker = self.maker
+        assert maker is not None
+        for s in self.alone:
+            if self.form is Form.FOUR_HANDED:
+                self.sitting_out.append((s + 2) % 4)
+            elif s != maker:  # a lone cutthroat defender: the other defender sits out
+                self.sitting_out.extend(d for d in range(3) if d not in (s, maker))
+        if self.form is Form.CUTTHROAT and maker not in self.alone:
+            assert self.dummy is not None
+            self.dummy_taken = True
+            self.events.append(Event(EventKind.DUMMY, maker, maker, tuple(self.dummy)))
+            self.hands[maker].extend(self.dummy)
+            self.phase = Phase.DUMMY_DISCARD
+            self.current = maker
+            return
+        self._start_play()
+
+    def _next_active(self, seat: int) -> int:
+        n = self.n
+        nxt = (seat + 1) % n
+        while nxt in self.sitting_out:
+            nxt = (nxt + 1) % n
+        return nxt
+
+    def _start_play(self) -> None:
+        leader = self._next_active(self.dealer)
+        if self.alone and self.config.loner_lead is LonerLead.LEFT_OF_LONE:
+            maker = self.maker
+            defenders = [s for s in self.alone if s != maker and
+                         not (self.form is Form.FOUR_HANDED and (s - maker) % 2 == 0)]  # type: ignore[operator]
+            if len(self.alone) >= 2 and defenders:
+                leader = defenders[0]
+            else:
+                leader = self._next_active(self.alone[0])
+        self.phase = Phase.PLAY
+        self.leader = leader
+        self.current = leader
+        self._active = self.n - len(self.sitting_out)
+
+    def _play(self, seat: int, card: Card) -> None:
+        self.hands[seat].remove(card)
+        trick = self.trick
+        if not trick:
+            self._led = EFFECTIVE_SUIT[self.trump][card.id]  # type: ignore[index]
+        trick.append((seat, card))
+        self.events.append(Event(EventKind.PLAY, seat, cards=(card,)))
+        if len(trick) < self._active:
+            self.current = self._next_active(seat)
+            return
+        trump = self.trump
+        assert trump is not None
+        power = TRUMP_POWER[trump]
+        eff = EFFECTIVE_SUIT[trump]
+        led = self._led
+        best = -1
+        winner = seat
+        for s, c in trick:
+            p = power[c.id]
+            p = 200 + p if p else (int(c.rank) if eff[c.id] is led else 0)
+            if p > best:
+                best, winner = p, s
+        self.tricks.append((trick[0][0], tuple(trick), winner))
+        self.tricks_won[winner] += 1
+        self.events.append(Event(EventKind.TRICK, winner))
+        self.trick = []
+        if len(self.tricks) == HAND_SIZE:
+            assert self.maker is not None
+            self._finish(score_hand(self.form, self.maker, self.alone, self.tricks_won))
+        else:
+            self.current = winner
+
+    def _finish(self, result: HandResult) -> None:
+        self.result = result
+        self.phase = Phase.HAND_OVER
+        self.current = None
+        self.events.append(Event(EventKind.HAND_END, None, result=result))
+
+    # ------------------------------------------------------------------ records
+    def to_record(self) -> dict[str, object]:
+        return {
+            "dealer": self.dealer,
+            "deck": format_cards(self.deck),
+            "actions": [[t.seat, str(t.action)] for t in self.transitions],
+            "result": self.result.to_dict() if self.result is not None else None,
+        }

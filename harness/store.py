@@ -1,0 +1,578 @@
+"""The results store: tournaments and their finished games, in one SQLite file.
+
+A tournament runner calls :meth:`ResultsStore.ensure_tournament`, asks
+:meth:`ResultsStore.finished_keys` which games it can skip, and calls
+:meth:`ResultsStore.record_game` the moment each game ends. Recording is idempotent on
+``(tournament_id, game_key)``: the game row and its faults go in one transaction, so a
+process killed at any instant leaves either the whole game or nothing, and recording the
+same key again stores nothing and returns ``False``.
+
+The file uses WAL journaling, so another process may read it while it is being written.
+One connection is shared by all threads of a process and guarded by a lock.
+
+Schema changes are a list of migration steps: ``_MIGRATIONS[i]`` brings a file from
+version ``i`` to ``i + 1``. To add version 2, append one function; the version number
+follows from the list's length.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, ClassVar, Final
+
+from harness.errors import StoreError
+
+__all__ = ["Fault", "GameRow", "ResultsStore"]
+
+_BUSY_TIMEOUT_S: Final = 5.0
+_PAGE_SIZE: Final = 500
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One fault a bot committed during a game (``kind`` e.g. ``"timeout"``)."""
+
+    seat: int
+    bot: str
+    kind: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class GameRow:
+    """A finished game: what the runner records and what reads return."""
+
+    tournament_id: str
+    game_key: str
+    form: str
+    seed: int
+    seats: tuple[str, ...]
+    termination: str
+    scores: tuple[int, ...]
+    ranking: tuple[int, ...]
+    hands: int
+    started_at: str
+    finished_at: str
+    duration_s: float
+    record: Mapping[str, Any]
+    faults: tuple[Fault, ...] = ()
+
+
+# --------------------------------------------------------------------------- schema
+
+
+def _migrate_to_v1(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        """CREATE TABLE tournaments (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            config_json TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            status TEXT NOT NULL
+        )"""
+    )
+    conn.execute(
+        """CREATE TABLE games (
+            id INTEGER PRIMARY KEY,
+            tournament_id TEXT NOT NULL REFERENCES tournaments(id),
+            game_key TEXT NOT NULL,
+            form TEXT NOT NULL,
+            seed INTEGER NOT NULL,
+            seats_json TEXT NOT NULL,
+            termination TEXT NOT NULL,
+            scores_json TEXT NOT NULL,
+            ranking_json TEXT NOT NULL,
+            hands INTEGER NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT NOT NULL,
+            duration_s REAL NOT NULL,
+            record_json TEXT NOT NULL,
+            UNIQUE (tournament_id, game_key)
+        )"""
+    )
+    conn.execute("CREATE INDEX games_by_key ON games(game_key)")
+    conn.execute(
+        """CREATE TABLE faults (
+            id INTEGER PRIMARY KEY,
+            game_id INTEGER NOT NULL REFERENCES games(id) ON DELETE CASCADE,
+            seat INTEGER NOT NULL,
+            bot TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            detail TEXT NOT NULL
+        )"""
+    )
+    conn.execute("CREATE INDEX faults_by_game ON faults(game_id)")
+    conn.execute("CREATE INDEX faults_by_bot_kind ON faults(bot, kind)")
+
+
+# _MIGRATIONS[i] upgrades a file at schema version i to version i + 1, inside the caller's
+# transaction. Never edit a released step; append a new one.
+_MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (_migrate_to_v1,)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _dumps(value: Any, *, sort_keys: bool = False) -> str:
+    return json.dumps(
+        value, separators=(",", ":"), sort_keys=sort_keys, ensure_ascii=False, allow_nan=False
+    )
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open (SQLite ends some on its own)."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
+def _utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _game_to_json(game: GameRow) -> dict[str, Any]:
+    return {
+        "tournament_id": game.tournament_id,
+        "game_key": game.game_key,
+        "form": game.form,
+        "seed": game.seed,
+        "seats": list(game.seats),
+        "termination": game.termination,
+        "scores": list(game.scores),
+        "ranking": list(game.ranking),
+        "hands": game.hands,
+        "started_at": game.started_at,
+        "finished_at": game.finished_at,
+        "duration_s": game.duration_s,
+        "faults": [
+            {"seat": f.seat, "bot": f.bot, "kind": f.kind, "detail": f.detail}
+            for f in game.faults
+        ],
+        "record": dict(game.record),
+    }
+
+
+_GAME_COLUMNS: Final = (
+    "id, tournament_id, game_key, form, seed, seats_json, termination, scores_json, "
+    "ranking_json, hands, started_at, finished_at, duration_s, record_json"
+)
+
+
+def _row_to_game(row: tuple[Any, ...], faults: tuple[Fault, ...]) -> GameRow:
+    return GameRow(
+        tournament_id=row[1],
+        game_key=row[2],
+        form=row[3],
+        seed=row[4],
+        seats=tuple(json.loads(row[5])),
+        termination=row[6],
+        scores=tuple(json.loads(row[7])),
+        ranking=tuple(json.loads(row[8])),
+        hands=row[9],
+        started_at=row[10],
+        finished_at=row[11],
+        duration_s=row[12],
+        record=json.loads(row[13]),
+        faults=faults,
+    )
+
+
+# --------------------------------------------------------------------------- store
+
+
+class ResultsStore:
+    """A results file. Thread-safe; usable as a context manager."""
+
+    SCHEMA_VERSION: ClassVar[int] = len(_MIGRATIONS)
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        self._connection: sqlite3.Connection | None = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the folder for {self.path}: {exc}") from exc
+        try:
+            conn = sqlite3.connect(
+                self.path,
+                timeout=_BUSY_TIMEOUT_S,
+                isolation_level=None,  # autocommit; transactions are explicit
+                check_same_thread=False,
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open results store {self.path}: {exc}") from exc
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            # Reading the schema first turns "not a database" into one clear error.
+            self._check_and_migrate(conn)
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(
+                f"{self.path} is not a usable results store (not an SQLite database, "
+                f"or corrupt): {exc}"
+            ) from exc
+        except BaseException:
+            conn.close()
+            raise
+        self._connection = conn
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def close(self) -> None:
+        """Close the file. Further calls raise :class:`StoreError`; closing twice is fine."""
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+
+    def __enter__(self) -> ResultsStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"ResultsStore({str(self.path)!r})"
+
+    # ---------------------------------------------------------------- schema
+
+    def _check_and_migrate(self, conn: sqlite3.Connection) -> None:
+        version = self._schema_version(conn)
+        if version == self.SCHEMA_VERSION:
+            return
+        # Take the write lock, then look again: another process may have migrated.
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = self._schema_version(conn)
+            if version is None:
+                conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                version = 0
+            for step in range(version, self.SCHEMA_VERSION):
+                _MIGRATIONS[step](conn)
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (str(self.SCHEMA_VERSION),),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            _rollback(conn)
+            raise
+
+    def _schema_version(self, conn: sqlite3.Connection) -> int | None:
+        """The file's schema version; ``None`` for an empty file. Raises if unusable."""
+        tables = {
+            name
+            for (name,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' "
+                "AND name NOT LIKE 'sqlite_%'"
+            )
+        }
+        if not tables:
+            return None
+        if "meta" not in tables:
+            raise StoreError(
+                f"{self.path} is an SQLite database but not a results store (it has no "
+                f"'meta' table; tables: {', '.join(sorted(tables))}); choose another path"
+            )
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        try:
+            version = int(row[0]) if row is not None else -1
+        except ValueError:
+            version = -1
+        if version < 0:
+            raise StoreError(f"{self.path}: the meta table has no valid schema_version")
+        if version > self.SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} has schema version {version}, newer than this euchre-harness "
+                f"understands ({self.SCHEMA_VERSION}); upgrade euchre-harness to read it"
+            )
+        return version
+
+    # ---------------------------------------------------------------- plumbing
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._connection is None:
+                raise StoreError(f"results store {self.path} is closed")
+            try:
+                yield self._connection
+            except sqlite3.Error as exc:
+                raise StoreError(f"results store {self.path}: {exc}") from exc
+
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; committed on success, rolled back on any exception."""
+        with self._reading() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                _rollback(conn)
+                raise
+
+    # ---------------------------------------------------------------- tournaments
+
+    def ensure_tournament(self, tournament_id: str, name: str, config: Mapping[str, Any]) -> bool:
+        """Create the tournament (``True``), or return ``False`` if it already exists with
+        the same configuration. A different configuration raises :class:`StoreError`."""
+        try:
+            config_json = _dumps(dict(config), sort_keys=True)
+        except (TypeError, ValueError) as exc:
+            raise StoreError(f"tournament config is not JSON-serialisable: {exc}") from exc
+        with self._writing() as conn:
+            row = conn.execute(
+                "SELECT config_json FROM tournaments WHERE id = ?", (tournament_id,)
+            ).fetchone()
+            if row is None:
+                conn.execute(
+                    "INSERT INTO tournaments (id, name, config_json, created_at, status) "
+                    "VALUES (?, ?, ?, ?, 'running')",
+                    (tournament_id, name, config_json, _utc_now()),
+                )
+                return True
+        if row[0] != config_json:
+            stored: dict[str, Any] = json.loads(row[0])
+            new: dict[str, Any] = json.loads(config_json)
+            changed = sorted(k for k in stored.keys() | new.keys() if stored.get(k) != new.get(k))
+            raise StoreError(
+                f"tournament {tournament_id!r} already exists in {self.path} with a different "
+                f"configuration (differs in: {', '.join(changed) or 'value types'}); "
+                "pick a new tournament id or output folder to start afresh, or rerun with "
+                "the original configuration to resume"
+            )
+        return False
+
+    def set_status(self, tournament_id: str, status: str) -> None:
+        """Set a tournament's status (``"running"``, ``"finished"``, ``"interrupted"``)."""
+        with self._writing() as conn:
+            cursor = conn.execute(
+                "UPDATE tournaments SET status = ? WHERE id = ?", (status, tournament_id)
+            )
+            if cursor.rowcount == 0:
+                raise StoreError(f"unknown tournament {tournament_id!r} in {self.path}")
+
+    def tournament_ids(self) -> list[str]:
+        """Every tournament id, oldest first."""
+        with self._reading() as conn:
+            return [r[0] for r in conn.execute("SELECT id FROM tournaments ORDER BY rowid")]
+
+    def tournament_status(self, tournament_id: str) -> str:
+        """The tournament's status; unknown ids raise :class:`StoreError`."""
+        with self._reading() as conn:
+            row = conn.execute(
+                "SELECT status FROM tournaments WHERE id = ?", (tournament_id,)
+            ).fetchone()
+        if row is None:
+            raise StoreError(f"unknown tournament {tournament_id!r} in {self.path}")
+        status: str = row[0]
+        return status
+
+    def tournament_config(self, tournament_id: str) -> dict[str, Any]:
+        """The configuration the tournament was created with."""
+        with self._reading() as conn:
+            row = conn.execute(
+                "SELECT config_json FROM tournaments WHERE id = ?", (tournament_id,)
+            ).fetchone()
+        if row is None:
+            raise StoreError(f"unknown tournament {tournament_id!r} in {self.path}")
+        config: dict[str, Any] = json.loads(row[0])
+        return config
+
+    # ---------------------------------------------------------------- games
+
+    def finished_keys(self, tournament_id: str) -> set[str]:
+        """The game keys already stored for the tournament (empty if it is unknown)."""
+        with self._reading() as conn:
+            return {
+                r[0]
+                for r in conn.execute(
+                    "SELECT game_key FROM games WHERE tournament_id = ?", (tournament_id,)
+                )
+            }
+
+    def record_game(self, game: GameRow) -> bool:
+        """Store a finished game and its faults atomically. Returns ``True`` if stored,
+        ``False`` if a game with the same tournament and key was already there (the
+        stored one is left untouched)."""
+        if not _INT64_MIN <= game.seed <= _INT64_MAX:
+            raise StoreError(f"game {game.game_key!r}: seed {game.seed} does not fit 64 bits")
+        try:
+            values = (
+                game.tournament_id,
+                game.game_key,
+                game.form,
+                game.seed,
+                _dumps(list(game.seats)),
+                game.termination,
+                _dumps(list(game.scores)),
+                _dumps(list(game.ranking)),
+                game.hands,
+                game.started_at,
+                game.finished_at,
+                float(game.duration_s),
+                _dumps(dict(game.record)),
+            )
+        except (TypeError, ValueError) as exc:
+            raise StoreError(f"game {game.game_key!r} is not JSON-serialisable: {exc}") from exc
+        with self._writing() as conn:
+            if conn.execute(
+                "SELECT 1 FROM tournaments WHERE id = ?", (game.tournament_id,)
+            ).fetchone() is None:
+                raise StoreError(
+                    f"unknown tournament {game.tournament_id!r}; call ensure_tournament first"
+                )
+            cursor = conn.execute(
+                f"INSERT INTO games ({_GAME_COLUMNS.removeprefix('id, ')}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (tournament_id, game_key) DO NOTHING",
+                values,
+            )
+            if cursor.rowcount != 1:
+                return False
+            game_id = cursor.lastrowid
+            conn.executemany(
+                "INSERT INTO faults (game_id, seat, bot, kind, detail) VALUES (?, ?, ?, ?, ?)",
+                [(game_id, f.seat, f.bot, f.kind, f.detail) for f in game.faults],
+            )
+            return True
+
+    def games(self, tournament_id: str | None = None) -> Iterator[GameRow]:
+        """Stored games, oldest first, of one tournament or of all. Reads in pages, so the
+        store stays usable (and writable) between items."""
+        last_id = 0
+        while True:
+            with self._reading() as conn:
+                if tournament_id is None:
+                    rows = conn.execute(
+                        f"SELECT {_GAME_COLUMNS} FROM games WHERE id > ? ORDER BY id LIMIT ?",
+                        (last_id, _PAGE_SIZE),
+                    ).fetchall()
+                else:
+                    rows = conn.execute(
+                        f"SELECT {_GAME_COLUMNS} FROM games WHERE tournament_id = ? AND id > ? "
+                        "ORDER BY id LIMIT ?",
+                        (tournament_id, last_id, _PAGE_SIZE),
+                    ).fetchall()
+                if not rows:
+                    return
+                faults = self._faults_for(conn, [r[0] for r in rows])
+            for row in rows:
+                yield _row_to_game(row, faults.get(row[0], ()))
+            last_id = rows[-1][0]
+
+    def game(self, tournament_id: str, game_key: str) -> GameRow | None:
+        """One stored game, or ``None``."""
+        with self._reading() as conn:
+            row = conn.execute(
+                f"SELECT {_GAME_COLUMNS} FROM games WHERE tournament_id = ? AND game_key = ?",
+                (tournament_id, game_key),
+            ).fetchone()
+            if row is None:
+                return None
+            return _row_to_game(row, self._faults_for(conn, [row[0]]).get(row[0], ()))
+
+    def find_game(self, ref: str) -> GameRow | None:
+        """Look a game up by ``"<row id>"``, ``"<tournament>/<game_key>"`` or a bare
+        ``game_key``. A row id wins if it exists; otherwise a reference that names more
+        than one game raises :class:`StoreError` listing them. ``None`` if nothing matches."""
+        with self._reading() as conn:
+            if ref.isdigit():
+                row = conn.execute(
+                    f"SELECT {_GAME_COLUMNS} FROM games WHERE id = ?", (int(ref),)
+                ).fetchone()
+                if row is not None:
+                    return _row_to_game(row, self._faults_for(conn, [row[0]]).get(row[0], ()))
+            matches: dict[int, tuple[Any, ...]] = {}
+            for row in conn.execute(
+                f"SELECT {_GAME_COLUMNS} FROM games WHERE game_key = ?", (ref,)
+            ):
+                matches[row[0]] = row
+            # Both ids and keys may contain "/", so try every split point.
+            for i, char in enumerate(ref):
+                if char == "/":
+                    row = conn.execute(
+                        f"SELECT {_GAME_COLUMNS} FROM games "
+                        "WHERE tournament_id = ? AND game_key = ?",
+                        (ref[:i], ref[i + 1 :]),
+                    ).fetchone()
+                    if row is not None:
+                        matches[row[0]] = row
+            if not matches:
+                return None
+            if len(matches) > 1:
+                names = ", ".join(f"{r[1]}/{r[2]}" for r in sorted(matches.values()))
+                raise StoreError(f"game reference {ref!r} is ambiguous; it matches {names}")
+            (row,) = matches.values()
+            return _row_to_game(row, self._faults_for(conn, [row[0]]).get(row[0], ()))
+
+    @staticmethod
+    def _faults_for(conn: sqlite3.Connection, game_ids: list[int]) -> dict[int, tuple[Fault, ...]]:
+        """Faults of the games whose ids lie in ``[min(game_ids), max(game_ids)]``."""
+        grouped: dict[int, list[Fault]] = {}
+        for game_id, seat, bot, kind, detail in conn.execute(
+            "SELECT game_id, seat, bot, kind, detail FROM faults "
+            "WHERE game_id BETWEEN ? AND ? ORDER BY id",
+            (min(game_ids), max(game_ids)),
+        ):
+            grouped.setdefault(game_id, []).append(Fault(seat, bot, kind, detail))
+        return {k: tuple(v) for k, v in grouped.items()}
+
+    def fault_counts(self, tournament_id: str | None = None) -> dict[str, dict[str, int]]:
+        """``{bot: {kind: count}}`` over one tournament's games or all games."""
+        query = "SELECT f.bot, f.kind, COUNT(*) FROM faults AS f"
+        params: tuple[str, ...] = ()
+        if tournament_id is not None:
+            query += " JOIN games AS g ON g.id = f.game_id WHERE g.tournament_id = ?"
+            params = (tournament_id,)
+        query += " GROUP BY f.bot, f.kind ORDER BY f.bot, f.kind"
+        counts: dict[str, dict[str, int]] = {}
+        with self._reading() as conn:
+            for bot, kind, count in conn.execute(query, params):
+                counts.setdefault(bot, {})[kind] = count
+        return counts
+
+    def export_jsonl(
+        self, path: str | os.PathLike[str], tournament_id: str | None = None
+    ) -> int:
+        """Write one JSON object per game (every :class:`GameRow` field, faults as objects)
+        to ``path``, replacing it atomically. Returns the number of games written."""
+        target = Path(path)
+        partial = target.with_name(target.name + ".partial")
+        count = 0
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with partial.open("w", encoding="utf-8", newline="\n") as out:
+                for game in self.games(tournament_id):
+                    out.write(_dumps(_game_to_json(game)))
+                    out.write("\n")
+                    count += 1
+            os.replace(partial, target)
+        except OSError as exc:
+            partial.unlink(missing_ok=True)
+            raise StoreError(f"cannot export games to {target}: {exc}") from exc
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        return count
