@@ -152,6 +152,7 @@ ALL_CARDS: tuple[Card, ...] = (
     Card._make(Rank.JOKER, None, 32),
 )
 JOKER = ALL_CARDS[32]
+RANK_VALUE: tuple[int, ...] = tuple(int(c.rank) for c in ALL_CARDS)
 CARD_BY_ID: tuple[Card, ...] = ALL_CARDS
 
 
@@ -186,11 +187,20 @@ class DeckKind(enum.Enum):
         raise ValueError(f"deck must be one of 24, 32, 25; got {value!r}")
 
 
-def deck_cards(kind: DeckKind) -> tuple[Card, ...]:
-    """The cards of a pack in its canonical (unshuffled) order."""
+def _pack(kind: DeckKind) -> tuple[Card, ...]:
     low = Rank.SEVEN if kind is DeckKind.D32 else Rank.NINE
     cards = tuple(c for c in ALL_CARDS[:32] if c.rank >= low)
     return (*cards, JOKER) if kind is DeckKind.D25 else cards
+
+
+_PACKS = {kind: _pack(kind) for kind in DeckKind}
+PACK_SETS = {kind: frozenset(cards) for kind, cards in _PACKS.items()}
+
+
+def deck_cards(kind: DeckKind) -> tuple[Card, ...]:
+    """The cards of a pack in its canonical order: suits clubs, diamonds, hearts, spades,
+    each from the lowest rank up, then the Joker (25-card deck)."""
+    return _PACKS[kind]
 
 
 # ---------------------------------------------------------------------------

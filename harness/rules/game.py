@@ -2,15 +2,18 @@
 
 Seeding (RULES.md section 5). From a game seed (any integer) the referee derives:
 
-* the first dealer: ``Random(derive(seed, "dealer", 0)).randrange(players)``;
-* the deck order of hand ``i`` (0-based, throw-ins included): the pack in canonical order
-  (see :func:`~harness.rules.cards.deck_cards`) shuffled by
-  ``Random(derive(seed, "deck", i)).shuffle``,
+* the first dealer: ``derive(seed, "dealer", 0) % players``;
+* the deck order of hand ``i`` (0-based, throw-ins included): take the pack in canonical
+  order (:func:`~harness.rules.cards.deck_cards`) and ``r = derive(seed, "deck", i)``;
+  for ``k`` from ``len(pack) - 1`` down to 1: ``r, j = divmod(r, k + 1)`` and swap the
+  cards at ``k`` and ``j`` (a Fisher-Yates shuffle driven by ``r``),
 
-where ``derive(seed, label, i)`` is the first 8 bytes (big-endian) of
-``sha256(f"euchre-harness/v1/{seed}/{label}/{i}")``. The deals therefore depend only on
-the seed, the deck and the hand number, never on the players' actions: the same seed
-played again with the seats swapped gives every entrant the cards another had.
+where ``derive(seed, label, i)`` is the SHA-512 digest of the UTF-8 text
+``f"euchre-harness/v1/{seed}/{label}/{i}"`` read as one big-endian integer. This is
+portable (any language can recompute a deal) and its bias is below 2**-390. The deals
+depend only on the seed, the deck and the hand number, never on the players' actions:
+the same seed played again with the seats swapped gives each entrant the cards another
+had.
 
 A record (:meth:`Game.to_record`) holds the rules, the seed, and per hand the dealer, the
 deck order and every action with its seat; :meth:`Game.from_record` replays it exactly.
@@ -37,18 +40,21 @@ RECORD_VERSION = 1
 
 
 def derive(seed: int, label: str, index: int) -> int:
-    digest = hashlib.sha256(f"euchre-harness/v1/{seed}/{label}/{index}".encode()).digest()
-    return int.from_bytes(digest[:8], "big")
+    digest = hashlib.sha512(f"euchre-harness/v1/{seed}/{label}/{index}".encode()).digest()
+    return int.from_bytes(digest, "big")
 
 
 def seeded_deck(config: RulesConfig, seed: int, hand_index: int) -> tuple[Card, ...]:
     cards = list(deck_cards(config.deck))
-    random.Random(derive(seed, "deck", hand_index)).shuffle(cards)
+    r = derive(seed, "deck", hand_index)
+    for k in range(len(cards) - 1, 0, -1):
+        r, j = divmod(r, k + 1)
+        cards[k], cards[j] = cards[j], cards[k]
     return tuple(cards)
 
 
 def seeded_first_dealer(config: RulesConfig, seed: int) -> int:
-    return random.Random(derive(seed, "dealer", 0)).randrange(config.players)
+    return derive(seed, "dealer", 0) % config.players
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

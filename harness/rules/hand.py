@@ -16,6 +16,7 @@ cards are the kitty, in deck order; its first card is the upcard.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -23,17 +24,21 @@ from harness.errors import IllegalActionError
 from harness.rules import actions as A
 from harness.rules.actions import Action
 from harness.rules.cards import (
+    ALL_CARDS,
     EFFECTIVE_SUIT,
+    PACK_SETS,
+    RANK_VALUE,
     TRUMP_POWER,
     Card,
     Suit,
-    deck_cards,
     format_cards,
 )
 from harness.rules.config import Form, JokerUpcard, LonerLead, RulesConfig
+from harness.rules.observation import TrickView
 from harness.rules.scoring import HandResult, score_hand, thrown_in
 
 HAND_SIZE = 5
+SINGLE: tuple[tuple[Card], ...] = tuple((c,) for c in ALL_CARDS)
 
 
 class Phase(enum.Enum):
@@ -49,6 +54,11 @@ class Phase(enum.Enum):
     PLAY = "play"
     HAND_OVER = "hand_over"
     GAME_OVER = "game_over"  # used by Game, never by a Hand
+
+
+_PLAY = Phase.PLAY
+_PLAYS = A.PLAY_ACTIONS
+_DISCARD_KIND = A.ActionKind.DISCARD
 
 
 class Transition(NamedTuple):
@@ -87,32 +97,102 @@ class Event(NamedTuple):
     result: HandResult | None = None
 
 
-def deal(config: RulesConfig, dealer: int, deck: Sequence[Card]
-         ) -> tuple[list[list[Card]], list[Card] | None, list[Card]]:
-    """Split a deck order into (hands per seat, dummy or None, kitty) as documented above."""
-    n = config.players
-    receivers: list[int] = [(dealer + 1 + i) % n for i in range(n)]
-    with_dummy = config.form is Form.CUTTHROAT
+# NamedTuple's generated __new__ is a Python function; the hot path builds the tuples
+# directly (same fields, same order, same type).
+_new_tuple = tuple.__new__
+
+
+def _event(kind: EventKind, seat: int | None, to: int | None = None,
+           cards: tuple[Card, ...] = (), suit: Suit | None = None, flag: bool | None = None,
+           action: Action | None = None, result: HandResult | None = None) -> Event:
+    return _new_tuple(Event, (kind, seat, to, cards, suit, flag, action, result))
+
+
+_DEAL = EventKind.DEAL
+_NEXT_SEAT = {n: [(s + 1) % n for s in range(n)] for n in (2, 3, 4)}
+_PLAY_EV = EventKind.PLAY
+_TRICK_EV = EventKind.TRICK
+
+
+@functools.cache
+def deal_plan(players: int, with_dummy: bool, dealer: int
+              ) -> tuple[tuple[tuple[int, int, int, int], ...], int]:
+    """For each seat (then the dummy), the two deck slices ``[a:b]`` and ``[c:d]`` it is
+    dealt, and where the kitty starts."""
+    receivers = [(dealer + 1 + i) % players for i in range(players)]
     if with_dummy:
-        receivers.append(-1)
-    piles: dict[int, list[Card]] = {r: [] for r in receivers}
+        receivers.append(players)
+    slices: dict[int, list[int]] = {r: [] for r in receivers}
     pos = 0
     for first_round in (True, False):
         for i, r in enumerate(receivers):
             size = (3 if i % 2 == 0 else 2) if first_round else (2 if i % 2 == 0 else 3)
-            piles[r].extend(deck[pos:pos + size])
+            slices[r] += [pos, pos + size]
             pos += size
-    hands = [piles[s] for s in range(n)]
-    return hands, (piles[-1] if with_dummy else None), list(deck[pos:])
+    plan = tuple((a, b, c, d) for r in sorted(slices) for a, b, c, d in [slices[r]])
+    return plan, pos
+
+
+def deal(config: RulesConfig, dealer: int, deck: Sequence[Card]
+         ) -> tuple[list[list[Card]], list[Card] | None, list[Card]]:
+    """Split a deck order into (hands per seat, dummy or None, kitty) as documented above."""
+    n = config.players
+    with_dummy = config.form is Form.CUTTHROAT
+    plan, rest = deal_plan(n, with_dummy, dealer)
+    piles = [[*deck[a:b], *deck[c:d]] for a, b, c, d in plan]
+    return piles[:n], (piles[n] if with_dummy else None), list(deck[rest:])
 
 
 class Hand:
     """The state of one hand. See the module docstring for the protocol."""
 
+    __slots__ = (
+        "_actions",
+        "_active",
+        "_alone_queue",
+        "_best",
+        "_eff",
+        "_led",
+        "_legal",
+        "_next_seat",
+        "_passes",
+        "_phases",
+        "_power",
+        "_seats",
+        "_winner",
+        "alone",
+        "config",
+        "current",
+        "dealer",
+        "dealer_took",
+        "dealt",
+        "deck",
+        "discards",
+        "dummy",
+        "dummy_taken",
+        "events",
+        "form",
+        "hands",
+        "kitty",
+        "leader",
+        "maker",
+        "n",
+        "phase",
+        "result",
+        "sitting_out",
+        "trick",
+        "tricks",
+        "tricks_won",
+        "trump",
+        "turned_down",
+        "upcard",
+        "upcard_suit",
+    )
+
     def __init__(self, config: RulesConfig, dealer: int, deck: Sequence[Card]) -> None:
         deck = tuple(deck)
-        expected = deck_cards(config.deck)
-        if len(deck) != len(expected) or set(deck) != set(expected):
+        expected = PACK_SETS[config.deck]
+        if len(deck) != len(expected) or not expected.issuperset(deck):
             raise ValueError(f"deck order must hold exactly the {config.deck.value}-card pack "
                              f"once each; got {len(deck)} cards")
         n = config.players
@@ -136,20 +216,26 @@ class Hand:
         self.sitting_out: list[int] = []
         self.discards: dict[int, list[Card]] = {}
         self.dummy_taken = False
-        self.tricks: list[tuple[int, tuple[tuple[int, Card], ...], int]] = []
+        self.tricks: list[TrickView] = []
         self.trick: list[tuple[int, Card]] = []
         self.leader: int | None = None
         self.tricks_won = [0] * n
         self.result: HandResult | None = None
-        self.transitions: list[Transition] = []
+        self._seats: list[int] = []
+        self._actions: list[Action] = []
+        self._phases: list[Phase] = []
         self.events: list[Event] = []
         self._passes = 0
         self._alone_queue: list[list[int]] = []
         self._legal: list[Action] | None = None
         self._led: Suit | None = None
         self._active = n
-        for s in range(n):
-            self.events.append(Event(EventKind.DEAL, s, s, tuple(self.hands[s])))
+        self._next_seat: list[int] = []
+        self._power: list[int] = []
+        self._eff: list[Suit | None] = []
+        self._best = -1
+        self._winner = 0
+        self.events.extend(_event(_DEAL, s, s, d) for s, d in enumerate(self.dealt))
         self.phase = Phase.BID_ROUND_1
         self.current: int | None = (dealer + 1) % n
         if self.upcard.is_joker:
@@ -169,26 +255,31 @@ class Hand:
                 f"turn={self.current}, trump={self.trump.name if self.trump is not None else '-'})")
 
     def legal_actions(self) -> list[Action]:
-        """Every legal action for :attr:`current`; empty when the hand is over."""
+        """Every legal action for :attr:`current`, in a fixed order; empty when the hand is
+        over. The list is cached until the next :meth:`apply`: do not modify it."""
         legal = self._legal
         if legal is None:
-            legal = self._legal = self._compute_legal()
+            if self.phase is _PLAY:  # the hot path, inline
+                hand = self.hands[self.current]  # type: ignore[index]
+                if self.trick:
+                    eff = self._eff
+                    led = self._led
+                    legal = [_PLAYS[c.id] for c in hand if eff[c.id] is led]
+                    if not legal:
+                        legal = [_PLAYS[c.id] for c in hand]
+                else:
+                    legal = [_PLAYS[c.id] for c in hand]
+            else:
+                legal = self._compute_legal()
+            self._legal = legal
         return legal
 
     def _compute_legal(self) -> list[Action]:
         phase = self.phase
         seat = self.current
-        if phase is Phase.PLAY:
-            assert seat is not None
-            hand = self.hands[seat]
-            plays = A.PLAY_ACTIONS
-            if self.trick:
-                eff = EFFECTIVE_SUIT[self.trump]  # type: ignore[index]
-                led = self._led
-                follow = [plays[c.id] for c in hand if eff[c.id] is led]
-                if follow:
-                    return follow
-            return [plays[c.id] for c in hand]
+        if phase is _PLAY:
+            self._legal = None
+            return self.legal_actions()
         if phase is Phase.BID_ROUND_1:
             return [A.PASS, A.ORDER_UP]
         if phase is Phase.BID_ROUND_2:
@@ -211,6 +302,18 @@ class Hand:
             return list(A.CALL_ACTIONS)
         return []
 
+    @property
+    def transitions(self) -> list[Transition]:
+        """Every applied action in order, as frozen records (built on each access)."""
+        return [_new_tuple(Transition, t) for t in zip(self._seats, self._actions,
+                                                        self._phases, strict=True)]
+
+    @property
+    def public_actions(self) -> list[tuple[int, Action]]:
+        """(seat, action) of every action all players see: all but the discards."""
+        return [(s, a) for s, a in zip(self._seats, self._actions, strict=True)
+                if a.kind is not _DISCARD_KIND]
+
     # ------------------------------------------------------------------ transitions
     def apply(self, action: Action) -> None:
         """Apply ``action`` for :attr:`current`. Raises IllegalActionError (state unchanged)
@@ -220,13 +323,38 @@ class Hand:
             legal = self.legal_actions()
         if action not in legal:
             raise IllegalActionError(action, self.current, self.state_name(), list(legal))
-        seat = self.current
-        assert seat is not None
+        seat: int = self.current  # type: ignore[assignment]
         phase = self.phase
         self._legal = None
-        self.transitions.append(Transition(seat, action, phase))
-        if phase is Phase.PLAY:
-            self._play(seat, action.card)  # type: ignore[arg-type]
+        self._seats.append(seat)
+        self._actions.append(action)
+        self._phases.append(phase)
+        if phase is _PLAY:  # the hot path, inline
+            card: Card = action.card  # type: ignore[assignment]
+            self.hands[seat].remove(card)
+            trick = self.trick
+            cid = card.id
+            eff = self._eff
+            if trick:
+                led = self._led
+            else:
+                self._led = led = eff[cid]
+                self._best = -1
+            power = self._power[cid]
+            if power:
+                power += 200
+            elif eff[cid] is led:
+                power = RANK_VALUE[cid]
+            trick.append((seat, card))
+            self.events.append(_new_tuple(Event, (_PLAY_EV, seat, None, SINGLE[cid],
+                                                  None, None, None, None)))
+            if power > self._best:
+                self._best = power
+                self._winner = seat
+            if len(trick) < self._active:
+                self.current = self._next_seat[seat]
+            else:
+                self._trick_done()
         elif phase is Phase.BID_ROUND_1:
             self._bid_round_1(seat, action)
         elif phase is Phase.BID_ROUND_2:
@@ -236,48 +364,47 @@ class Hand:
         elif phase is Phase.DEALER_PICKUP:
             took = action is A.TAKE_UPCARD
             self.dealer_took = took
-            self.events.append(Event(EventKind.PICKUP, seat, flag=took))
+            self.events.append(_event(EventKind.PICKUP, seat, flag=took))
             if took:
                 self.phase = Phase.DEALER_DISCARD
             else:
                 self._bidding_done()
         elif phase is Phase.DEALER_DISCARD:
-            card = action.card
-            assert card is not None
-            self.hands[seat].remove(card)
+            self._discard(seat, action)
             self.hands[seat].append(self.upcard)
-            self.discards.setdefault(seat, []).append(card)
-            self.events.append(Event(EventKind.DISCARD, seat, seat, (card,)))
             self._bidding_done()
         elif phase is Phase.DUMMY_DISCARD:
-            card = action.card
-            assert card is not None
-            self.hands[seat].remove(card)
-            self.discards.setdefault(seat, []).append(card)
-            self.events.append(Event(EventKind.DISCARD, seat, seat, (card,)))
+            self._discard(seat, action)
             if len(self.hands[seat]) == HAND_SIZE:
                 self._start_play()
         elif phase is Phase.NAME_TRUMP:
-            self.events.append(Event(EventKind.BID, seat, action=action, suit=action.suit))
+            self.events.append(_event(EventKind.BID, seat, action=action, suit=action.suit))
             self._fix_trump(action.suit, seat)  # type: ignore[arg-type]
             self.dealer_took = True
-            self.events.append(Event(EventKind.PICKUP, seat, flag=True))
+            self.events.append(_event(EventKind.PICKUP, seat, flag=True))
             self.phase = Phase.DEALER_DISCARD
             self.current = self.dealer
+
+    def _discard(self, seat: int, action: Action) -> None:
+        card = action.card
+        assert card is not None
+        self.hands[seat].remove(card)
+        self.discards.setdefault(seat, []).append(card)
+        self.events.append(_event(EventKind.DISCARD, seat, seat, (card,)))
 
     def _fix_trump(self, suit: Suit, maker: int) -> None:
         self.trump = suit
         self.maker = maker
-        self.events.append(Event(EventKind.TRUMP, maker, suit=suit))
+        self.events.append(_event(EventKind.TRUMP, maker, suit=suit))
 
     def _bid_round_1(self, seat: int, action: Action) -> None:
-        self.events.append(Event(EventKind.BID, seat, action=action))
+        self.events.append(_event(EventKind.BID, seat, action=action))
         if action is A.ORDER_UP:
             self._fix_trump(self.upcard_suit, seat)  # type: ignore[arg-type]
             self.current = self.dealer
             if seat == self.dealer or self.config.dealer_must_take:
                 self.dealer_took = True
-                self.events.append(Event(EventKind.PICKUP, self.dealer, flag=True))
+                self.events.append(_event(EventKind.PICKUP, self.dealer, flag=True))
                 self.phase = Phase.DEALER_DISCARD
             else:
                 self.phase = Phase.DEALER_PICKUP
@@ -290,7 +417,7 @@ class Hand:
         self.current = (seat + 1) % self.n
 
     def _bid_round_2(self, seat: int, action: Action) -> None:
-        self.events.append(Event(EventKind.BID, seat, action=action, suit=action.suit))
+        self.events.append(_event(EventKind.BID, seat, action=action, suit=action.suit))
         if action is A.PASS:
             self._passes += 1
             if self._passes == self.n:
@@ -325,7 +452,7 @@ class Hand:
         self.current = stages[0][0]
 
     def _go_alone(self, seat: int, alone: bool) -> None:
-        self.events.append(Event(EventKind.ALONE, seat, flag=alone))
+        self.events.append(_event(EventKind.ALONE, seat, flag=alone))
         stage = self._alone_queue[0]
         stage.pop(0)
         if alone:
@@ -349,7 +476,7 @@ class Hand:
         if self.form is Form.CUTTHROAT and maker not in self.alone:
             assert self.dummy is not None
             self.dummy_taken = True
-            self.events.append(Event(EventKind.DUMMY, maker, maker, tuple(self.dummy)))
+            self.events.append(_event(EventKind.DUMMY, maker, maker, tuple(self.dummy)))
             self.hands[maker].extend(self.dummy)
             self.phase = Phase.DUMMY_DISCARD
             self.current = maker
@@ -377,32 +504,19 @@ class Hand:
         self.leader = leader
         self.current = leader
         self._active = self.n - len(self.sitting_out)
+        self._next_seat = ([self._next_active(s) for s in range(self.n)] if self.sitting_out
+                           else _NEXT_SEAT[self.n])
+        assert self.trump is not None
+        self._power = TRUMP_POWER[self.trump]
+        self._eff = EFFECTIVE_SUIT[self.trump]
 
-    def _play(self, seat: int, card: Card) -> None:
-        self.hands[seat].remove(card)
+    def _trick_done(self) -> None:
         trick = self.trick
-        if not trick:
-            self._led = EFFECTIVE_SUIT[self.trump][card.id]  # type: ignore[index]
-        trick.append((seat, card))
-        self.events.append(Event(EventKind.PLAY, seat, cards=(card,)))
-        if len(trick) < self._active:
-            self.current = self._next_active(seat)
-            return
-        trump = self.trump
-        assert trump is not None
-        power = TRUMP_POWER[trump]
-        eff = EFFECTIVE_SUIT[trump]
-        led = self._led
-        best = -1
-        winner = seat
-        for s, c in trick:
-            p = power[c.id]
-            p = 200 + p if p else (int(c.rank) if eff[c.id] is led else 0)
-            if p > best:
-                best, winner = p, s
-        self.tricks.append((trick[0][0], tuple(trick), winner))
+        winner = self._winner
+        self.tricks.append(_new_tuple(TrickView, (trick[0][0], tuple(trick), winner)))
         self.tricks_won[winner] += 1
-        self.events.append(Event(EventKind.TRICK, winner))
+        self.events.append(_new_tuple(Event, (_TRICK_EV, winner, None, (), None, None, None,
+                                              None)))
         self.trick = []
         if len(self.tricks) == HAND_SIZE:
             assert self.maker is not None
@@ -414,13 +528,13 @@ class Hand:
         self.result = result
         self.phase = Phase.HAND_OVER
         self.current = None
-        self.events.append(Event(EventKind.HAND_END, None, result=result))
+        self.events.append(_event(EventKind.HAND_END, None, result=result))
 
     # ------------------------------------------------------------------ records
     def to_record(self) -> dict[str, object]:
         return {
             "dealer": self.dealer,
             "deck": format_cards(self.deck),
-            "actions": [[t.seat, str(t.action)] for t in self.transitions],
+            "actions": [[s, str(a)] for s, a in zip(self._seats, self._actions, strict=True)],
             "result": self.result.to_dict() if self.result is not None else None,
         }

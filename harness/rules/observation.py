@@ -8,25 +8,26 @@ player's discard, an unused dummy or a sitting-out hand.
 
 from __future__ import annotations
 
-import dataclasses
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from harness.rules.actions import Action, ActionKind
+from harness.rules.actions import Action
 from harness.rules.cards import Card, Suit
 
 if TYPE_CHECKING:
     from harness.rules.hand import Hand, Phase
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class TrickView:
+class TrickView(NamedTuple):
+    """A completed trick: who led, (seat, card) in play order, and who won it."""
+
     leader: int
     plays: tuple[tuple[int, Card], ...]
     winner: int
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Observation:
+class Observation(NamedTuple):
+    """Everything one seat may know at one moment (immutable; compare with ``==``)."""
+
     seat: int
     hand_number: int
     dealer: int
@@ -57,30 +58,30 @@ def observe(hand: Hand, seat: int, scores: tuple[int, ...], hand_number: int) ->
     if not 0 <= seat < hand.n:
         raise ValueError(f"seat must be 0..{hand.n - 1}; got {seat}")
     blind = hand.phase is Phase.NAME_TRUMP and seat == hand.dealer
-    own = () if blind else tuple(hand.hands[seat])
-    discard_kind = ActionKind.DISCARD
-    public = tuple((t.seat, t.action) for t in hand.transitions
-                   if t.action.kind is not discard_kind)
-    return Observation(
-        seat=seat,
-        hand_number=hand_number,
-        dealer=hand.dealer,
-        phase=hand.phase,
-        current=hand.current,
-        hand=own,
-        upcard=hand.upcard,
-        upcard_turned_down=hand.turned_down,
-        dealer_took_upcard=hand.dealer_took,
-        trump=hand.trump,
-        maker=hand.maker,
-        alone=tuple(hand.alone),
-        sitting_out=tuple(hand.sitting_out),
-        public_actions=public,
-        discards=tuple(hand.discards.get(seat, ())),
-        dummy=tuple(hand.dummy or ()) if hand.dummy_taken and seat == hand.maker else (),
-        tricks=tuple(TrickView(leader, plays, winner) for leader, plays, winner in hand.tricks),
-        current_trick=tuple(hand.trick),
-        tricks_won=tuple(hand.tricks_won),
-        scores=scores,
-        legal_actions=tuple(hand.legal_actions()) if hand.current == seat else (),
-    )
+    current = hand.current
+    return _new_tuple(Observation, (
+        seat,
+        hand_number,
+        hand.dealer,
+        hand.phase,
+        current,
+        () if blind else tuple(hand.hands[seat]),
+        hand.upcard,
+        hand.turned_down,
+        hand.dealer_took,
+        hand.trump,
+        hand.maker,
+        tuple(hand.alone),
+        tuple(hand.sitting_out),
+        tuple(hand.public_actions),
+        tuple(hand.discards.get(seat, ())),
+        tuple(hand.dummy or ()) if hand.dummy_taken and seat == hand.maker else (),
+        tuple(hand.tricks),
+        tuple(hand.trick),
+        tuple(hand.tricks_won),
+        scores,
+        tuple(hand.legal_actions()) if current == seat else (),
+    ))
+
+
+_new_tuple = tuple.__new__

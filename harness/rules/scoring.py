@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from harness.rules.config import Form
 
@@ -59,9 +59,9 @@ def team_count(form: Form) -> int:
     return 2 if form is not Form.CUTTHROAT else 3
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class HandResult:
-    """The outcome of one hand. ``points`` is indexed by team (see :func:`team_of`)."""
+class HandResult(NamedTuple):
+    """The outcome of one hand (immutable). ``points`` is indexed by team (see
+    :func:`team_of`)."""
 
     kind: HandKind
     points: tuple[int, ...]
@@ -87,10 +87,17 @@ def score_hand(form: Form, maker: int, alone: Sequence[int],
                tricks_won: Sequence[int]) -> HandResult:
     """Score a played hand. ``alone`` lists the seats that went alone."""
     n = len(tricks_won)
-    maker_team = team_of(form, maker)
-    makers_tricks = sum(t for s, t in enumerate(tricks_won) if team_of(form, s) == maker_team)
-    maker_alone = any(team_of(form, s) == maker_team for s in alone)
-    lone_def = next((s for s in alone if team_of(form, s) != maker_team), None)
+    four = form is Form.FOUR_HANDED
+    maker_team = maker % 2 if four else maker
+    makers_tricks = (tricks_won[maker_team] + tricks_won[maker_team + 2] if four
+                     else tricks_won[maker])
+    maker_alone = False
+    lone_def = None
+    for s in alone:
+        if (s % 2 if four else s) == maker_team:
+            maker_alone = True
+        else:
+            lone_def = s
     if makers_tricks >= 3:
         kind = HandKind.MARCH if makers_tricks == 5 else HandKind.MADE
     elif lone_def is not None:

@@ -1,0 +1,366 @@
+"""Elo ratings by maximum likelihood: the Bradley-Terry model that BayesElo and Ordo fit.
+
+Model. Each player ``p`` has a rating ``R_p`` in Elo points. A *side* is one or more
+players and its strength is the **sum** of its members' ratings, so mixed partnerships
+rate bots individually. Side A scores against side B, in expectation::
+
+    E[score_a] = 1 / (1 + 10 ** (-(R_A - R_B) / 400))
+
+A result's ``score_a`` may be fractional (0.5 for a draw); the likelihood of a result is
+``p ** score_a * (1 - p) ** (1 - score_a)``, raised to its ``weight``. Both sides of one
+result must have the same number of members (duplicates count: ``("x", "x")`` is two
+seats held by copies of ``x`` and has strength ``2 * R_x``). Then the model only sees
+rating *differences*, and the level is fixed afterwards by the anchor (or a mean of 0).
+
+Scale. Ratings are per member. A team's Elo is the sum of its members', so in a pool
+where every side is two members, per-player differences are half the team-vs-team Elo
+differences. To rate whole entries on the usual scale, give each side as one member.
+Do not mix one- and two-member sides for the same entrants in one pool.
+
+Prior. As in BayesElo, every player gets ``prior_games`` virtual draws (default 2)
+against a virtual opponent rated at the mean of all players' ratings. That keeps a player
+who won or lost everything finite and pulls thinly-sampled players a little towards the
+mean; it does not change ``games`` or ``score``. With ``prior_games=0`` the fit is the
+plain maximum-likelihood estimate, which does not exist when a player (or a group of
+players) won or lost every game against the rest: :func:`fit` then raises ConfigError.
+
+Fit. Identical ``(side_a, side_b)`` pairings are aggregated first (member order and the
+orientation of the pairing do not matter), then the concave log-likelihood is maximised
+by Newton-Raphson with a backtracking line search, in the subspace of mean-zero ratings.
+
+Uncertainty. The covariance is the inverse of the observed Fisher information (minus the
+Hessian of the log-likelihood, prior included) restricted to the constraint that fixes the
+level: with no anchor it is the Moore-Penrose pseudo-inverse (the mean-zero projection);
+with an anchor it is the covariance of ``R - R_anchor``, in which the anchor's row and
+column are 0. Differences ``R_a - R_b`` have the same variance either way, so
+:meth:`Ratings.los` does not depend on the anchor.
+
+Pure computation, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from harness.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_PRIOR_GAMES",
+    "ELO_SCALE",
+    "Z95",
+    "Ratings",
+    "Result",
+    "elo_from_score",
+    "expected_score",
+    "fit",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+ELO_SCALE = 400.0
+"""Elo points per factor of 10 in the odds."""
+
+Z95 = 1.959963984540054
+"""The two-sided 95% quantile of the standard normal distribution."""
+
+DEFAULT_PRIOR_GAMES = 2.0
+"""Virtual draws per player against the mean (BayesElo's default prior strength)."""
+
+_NAT = math.log(10.0) / ELO_SCALE  # natural log-odds per Elo point
+
+_MAX_ITERATIONS = 200
+_STEP_TOLERANCE = 1e-12  # natural log-odds units (about 2e-10 Elo)
+_FULL_STEP_BELOW = 1e-3  # take the plain Newton step once steps are this small
+_MAX_SPREAD = 40.0  # natural units, about 7000 Elo: beyond it the estimate is diverging
+_SINGULAR = 1e-12  # relative eigenvalue below which the information is singular
+
+
+def expected_score(elo_diff: float) -> float:
+    """Expected score of a side that is ``elo_diff`` Elo stronger: ``1/(1+10**(-d/400))``."""
+    x = _NAT * elo_diff
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+def elo_from_score(score: float) -> float:
+    """The Elo difference whose expected score is ``score`` (``±inf`` at 0 and 1)."""
+    if not 0.0 <= score <= 1.0:
+        raise ConfigError("score", f"must be in [0, 1], got {score!r}")
+    if score == 0.0:
+        return -math.inf
+    if score == 1.0:
+        return math.inf
+    return ELO_SCALE * math.log10(score / (1.0 - score))
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One game (or ``weight`` identical games) between two sides.
+
+    ``score_a`` is side A's score in [0, 1] (1 win, 0.5 draw, 0 loss); ``weight`` >= 0
+    multiplies the game's likelihood (use it to pass aggregated counts). Invalid values
+    raise ConfigError naming the field.
+    """
+
+    side_a: tuple[str, ...]
+    side_b: tuple[str, ...]
+    score_a: float
+    weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        for option in ("side_a", "side_b"):
+            side = getattr(self, option)
+            if isinstance(side, str):
+                raise ConfigError(option, f"must be a tuple of player names, not {side!r}")
+            side = tuple(side)
+            if not side:
+                raise ConfigError(option, "a side needs at least one player")
+            if not all(isinstance(name, str) for name in side):
+                raise ConfigError(option, f"player names must be strings, got {side!r}")
+            object.__setattr__(self, option, side)
+        if not 0.0 <= self.score_a <= 1.0:
+            raise ConfigError("score_a", f"must be in [0, 1], got {self.score_a!r}")
+        if not (math.isfinite(self.weight) and self.weight >= 0.0):
+            raise ConfigError("weight", f"must be finite and >= 0, got {self.weight!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class Ratings:
+    """A fitted rating list.
+
+    ``players`` is sorted best first (ties by name). ``elo`` and ``ci95`` (half-width of
+    the 95% interval) are in Elo. ``covariance`` is a read-only ``k x k`` numpy array in
+    Elo², rows and columns in the order of ``players``. ``games`` is the total weight of
+    the results each player took part in (a result counts once per side the player is
+    on) and ``score`` the fraction of those points the player's sides scored (0 for a
+    player with no weight). ``anchor`` is the anchored player, or None for mean zero.
+    """
+
+    players: tuple[str, ...]
+    elo: dict[str, float]
+    ci95: dict[str, float]
+    covariance: FloatArray
+    games: dict[str, float]
+    score: dict[str, float]
+    anchor: str | None
+    prior_games: float
+
+    def _index(self, name: str) -> int:
+        try:
+            return self.players.index(name)
+        except ValueError:
+            raise KeyError(name) from None
+
+    def cov(self, a: str, b: str) -> float:
+        """Covariance of the ratings of ``a`` and ``b`` (Elo²)."""
+        return float(self.covariance[self._index(a), self._index(b)])
+
+    def diff_stddev(self, a: str, b: str) -> float:
+        """Standard error of ``R_a - R_b`` (Elo); independent of the anchor."""
+        var = self.cov(a, a) + self.cov(b, b) - 2.0 * self.cov(a, b)
+        return math.sqrt(max(var, 0.0))
+
+    def los(self, a: str, b: str) -> float:
+        """Likelihood of superiority ``P(R_a > R_b) = Phi((R_a - R_b) / sd(R_a - R_b))``.
+
+        0.5 for a player against itself; 1 or 0 if the difference has no variance.
+        """
+        diff = self.elo[a] - self.elo[b]
+        sd = self.diff_stddev(a, b)
+        if a == b or diff == 0.0:
+            return 0.5
+        if sd == 0.0:
+            return 1.0 if diff > 0.0 else 0.0
+        return 0.5 * (1.0 + math.erf(diff / (sd * math.sqrt(2.0))))
+
+    def los_matrix(self) -> dict[str, dict[str, float]]:
+        """``m[a][b] == self.los(a, b)`` for every pair, diagonal 0.5, in ``players`` order."""
+        return {a: {b: self.los(a, b) for b in self.players} for a in self.players}
+
+    def interval(self, name: str) -> tuple[float, float]:
+        """The 95% interval ``(elo - ci95, elo + ci95)`` of a player's rating."""
+        centre, half = self.elo[name], self.ci95[name]
+        return (centre - half, centre + half)
+
+
+def fit(
+    results: Iterable[Result],
+    *,
+    anchor: str | None = None,
+    anchor_rating: float = 0.0,
+    prior_games: float = DEFAULT_PRIOR_GAMES,
+) -> Ratings:
+    """Fit ratings to ``results`` by maximum likelihood (see the module docstring).
+
+    ``anchor`` names a player fixed at ``anchor_rating``; without one the ratings have
+    mean 0. Raises ConfigError for no results, an unknown anchor, sides of different
+    sizes, a negative ``prior_games``, or data whose estimate is infinite or not unique
+    (only possible with ``prior_games=0``).
+    """
+    if not (math.isfinite(prior_games) and prior_games >= 0.0):
+        raise ConfigError("prior_games", f"must be finite and >= 0, got {prior_games!r}")
+    if not math.isfinite(anchor_rating):
+        raise ConfigError("anchor_rating", f"must be finite, got {anchor_rating!r}")
+
+    groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[float]] = {}
+    games: dict[str, float] = {}
+    points: dict[str, float] = {}
+    count = 0
+    for result in results:
+        count += 1
+        side_a, side_b = tuple(sorted(result.side_a)), tuple(sorted(result.side_b))
+        if len(side_a) != len(side_b):
+            raise ConfigError(
+                "side_b",
+                f"sides must have the same number of members: {side_a} vs {side_b}",
+            )
+        s, w = result.score_a, result.weight
+        for name in set(side_a):
+            games[name] = games.get(name, 0.0) + w
+            points[name] = points.get(name, 0.0) + w * s
+        for name in set(side_b):
+            games[name] = games.get(name, 0.0) + w
+            points[name] = points.get(name, 0.0) + w * (1.0 - s)
+        if side_b < side_a:
+            side_a, side_b, s = side_b, side_a, 1.0 - s
+        group = groups.setdefault((side_a, side_b), [0.0, 0.0])
+        group[0] += w
+        group[1] += w * s
+    if count == 0:
+        raise ConfigError("results", "there are no results to rate")
+    names = sorted(games)
+    if anchor is not None and anchor not in games:
+        raise ConfigError("anchor", f"unknown player {anchor!r}")
+
+    k = len(names)
+    index = {name: i for i, name in enumerate(names)}
+    m = len(groups)
+    rows = m + (k if prior_games > 0.0 else 0)
+    design = np.zeros((rows, k))
+    weight = np.zeros(rows)
+    scored = np.zeros(rows)
+    for row, ((side_a, side_b), (w, s)) in enumerate(groups.items()):
+        for name in side_a:
+            design[row, index[name]] += 1.0
+        for name in side_b:
+            design[row, index[name]] -= 1.0
+        weight[row] = w
+        scored[row] = s
+    if prior_games > 0.0:
+        # Each player's virtual draws against the mean: the row e_i - 1/k.
+        design[m:] = np.eye(k) - 1.0 / k
+        weight[m:] = prior_games
+        scored[m:] = prior_games / 2.0
+
+    theta, info = _maximise(design, weight, scored)
+
+    # Covariance of the mean-zero solution: the pseudo-inverse of the information, whose
+    # null space is exactly the constant vector (checked in _maximise).
+    proj = np.full((k, k), 1.0 / k)
+    scale = _projection_scale(info)
+    cov = np.linalg.inv(info + scale * proj) - proj / scale
+    elo = theta / _NAT
+    cov = cov / (_NAT * _NAT)
+    if anchor is None:
+        elo = elo - elo.mean()
+    else:
+        j = index[anchor]
+        elo = elo - elo[j] + anchor_rating
+        shift = np.eye(k)
+        shift[:, j] -= 1.0  # R - R_j, as a linear map of R
+        cov = shift @ cov @ shift.T
+    cov = (cov + cov.T) / 2.0
+
+    order = sorted(range(k), key=lambda i: (-elo[i], names[i]))
+    players = tuple(names[i] for i in order)
+    cov = cov[np.ix_(order, order)]
+    cov.setflags(write=False)
+    variances = np.clip(np.diag(cov), 0.0, None)
+    return Ratings(
+        players=players,
+        elo={names[i]: float(elo[i]) for i in order},
+        ci95={name: Z95 * math.sqrt(float(v)) for name, v in zip(players, variances, strict=True)},
+        covariance=cov,
+        games={name: games[name] for name in players},
+        score={
+            name: (points[name] / games[name] if games[name] > 0.0 else 0.0) for name in players
+        },
+        anchor=anchor,
+        prior_games=float(prior_games),
+    )
+
+
+def _log_sigmoid(x: FloatArray) -> FloatArray:
+    return -np.logaddexp(0.0, -x)
+
+
+def _log_likelihood(
+    theta: FloatArray, design: FloatArray, weight: FloatArray, scored: FloatArray
+) -> float:
+    eta = design @ theta
+    return float(scored @ _log_sigmoid(eta) + (weight - scored) @ _log_sigmoid(-eta))
+
+
+def _projection_scale(info: FloatArray) -> float:
+    """A multiple of the projector onto the constants, of the size of the information."""
+    scale = float(np.trace(info)) / info.shape[0]
+    return scale if scale > 0.0 else 1.0
+
+
+def _maximise(
+    design: FloatArray, weight: FloatArray, scored: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Newton-Raphson on the mean-zero ratings (natural units); returns them and the
+    observed information at the maximum."""
+    k = design.shape[1]
+    proj = np.full((k, k), 1.0 / k)
+    theta = np.zeros(k)
+    ll = _log_likelihood(theta, design, weight, scored)
+    for _ in range(_MAX_ITERATIONS):
+        eta = design @ theta
+        p = 1.0 / (1.0 + np.exp(-eta))
+        grad = design.T @ (scored - weight * p)
+        info = (design.T * (weight * p * (1.0 - p))) @ design
+        # Every row of the design sums to 0, so the information has the constants in its
+        # null space and the gradient is orthogonal to them. Adding a multiple of the
+        # projector onto the constants makes it invertible when the ratings are otherwise
+        # identified, and the step it gives has mean 0.
+        system = info + _projection_scale(info) * proj
+        values, vectors = np.linalg.eigh(system)
+        if values[0] <= _SINGULAR * values[-1]:
+            raise ConfigError(
+                "prior_games",
+                "the ratings are not determined by these results (a player or group of "
+                "players won or lost everything, or never met the others); use prior_games > 0",
+            )
+        step = vectors @ ((vectors.T @ grad) / values)
+        largest = float(np.max(np.abs(step)))
+        if largest < _STEP_TOLERANCE:
+            return theta + step, info
+        if largest < _FULL_STEP_BELOW:
+            theta = theta + step
+            ll = _log_likelihood(theta, design, weight, scored)
+        else:
+            slope = float(grad @ step)
+            t = 1.0
+            while True:
+                candidate = theta + t * step
+                candidate_ll = _log_likelihood(candidate, design, weight, scored)
+                if candidate_ll >= ll + 1e-4 * t * slope or t < 1e-12:
+                    break
+                t /= 2.0
+            theta, ll = candidate, candidate_ll
+        if float(np.ptp(theta)) > _MAX_SPREAD:
+            raise ConfigError(
+                "prior_games",
+                "the maximum-likelihood ratings are infinite (a player or group of players "
+                "won or lost every game against the rest); use prior_games > 0",
+            )
+    raise ConfigError("prior_games", "the rating fit did not converge; use prior_games > 0")
