@@ -1,0 +1,135 @@
+"""An arena: a referee server plus a pool of bots, playing games on request.
+
+This is what ``euchre-harness match`` and the tournament runner use::
+
+    async with Arena(log_dir=Path("results/logs")) as arena:
+        arena.add(Entrant("random", BotCommand.from_text("python -m sample_bots.random_bot")), 2)
+        result = await arena.play("g1", RulesConfig(), seed=1, seats=["random"] * 4)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+
+from harness.errors import BotStartupError
+from harness.referee.match import GameRunner, forfeit_places
+from harness.referee.outcome import (
+    Fault,
+    FaultKind,
+    FaultPolicy,
+    GameResult,
+    Termination,
+    TimeControl,
+)
+from harness.referee.pool import BotPool, Entrant, Instance
+from harness.referee.server import RefereeServer
+from harness.rules.config import RulesConfig
+from harness.rules.game import Game
+
+
+class Arena:
+    def __init__(self, *, log_dir: Path, host: str = "127.0.0.1", port: int = 0,
+                 startup_timeout: float = 20.0, shutdown_grace: float = 5.0) -> None:
+        self.server = RefereeServer(host, port)
+        self.pool = BotPool(self.server, log_dir, startup_timeout=startup_timeout)
+        self.shutdown_grace = shutdown_grace
+        self.stop_games = asyncio.Event()
+        self._running: set[asyncio.Task[GameResult]] = set()
+        self.server.on_shutdown(self._interrupt_running)
+
+    async def __aenter__(self) -> Arena:
+        await self.server.start()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        try:
+            await self.server.stop(grace=1.0)
+        finally:
+            await self.pool.close()
+
+    async def _interrupt_running(self) -> None:
+        """Shutdown: let running games finish within the grace period, then interrupt
+        them (they end with an INTERRUPTED result at their next decision)."""
+        if self._running:
+            await asyncio.wait(self._running, timeout=self.shutdown_grace)
+        self.stop_games.set()
+        if self._running:
+            await asyncio.wait(self._running, timeout=5.0)
+
+    def add(self, entrant: Entrant, instances: int) -> None:
+        self.pool.add(entrant, instances)
+
+    async def play(self, game_id: str, config: RulesConfig, seed: int, seats: Sequence[str],
+                   *, time_control: TimeControl | None = None,
+                   policy: FaultPolicy | None = None) -> GameResult:
+        """Play one game with the named entrants in seat order. Never raises for a bot's
+        fault: a bot that cannot be started forfeits."""
+        task = asyncio.ensure_future(self._play(game_id, config, seed, seats, time_control,
+                                                policy))
+        self._running.add(task)
+        try:
+            return await task
+        finally:
+            self._running.discard(task)
+
+    async def _play(self, game_id: str, config: RulesConfig, seed: int, seats: Sequence[str],
+                    tc: TimeControl | None, policy: FaultPolicy | None) -> GameResult:
+        instances: list[Instance] = []
+        try:
+            for name in seats:
+                instances.append(await self.pool.acquire(name))
+            for seat, inst in enumerate(instances):
+                try:
+                    await self.pool.ready(inst)
+                except BotStartupError as e:
+                    inst.slot.faults += 1
+                    return self._no_show(game_id, config, seed, seats, seat, str(e))
+            for inst in instances:
+                inst.slot.game_id = game_id
+
+            async def crashed(seat: int) -> bool:
+                proc = instances[seat].process
+                if proc is None:
+                    return False
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(proc.wait(), 0.5)
+                return not proc.alive
+
+            sessions = []
+            for inst in instances:
+                assert inst.slot.session is not None
+                sessions.append(inst.slot.session)
+            runner = GameRunner(game_id, config, seed, sessions, seats, time_control=tc,
+                                policy=policy, stop=self.stop_games, crashed=crashed)
+            result = await runner.play()
+            for inst in instances:
+                inst.slot.games_played += 1
+            for f in result.faults:
+                instances[f.seat].slot.faults += 1
+            return result
+        finally:
+            for inst in instances:
+                await self.pool.release(inst)
+
+    def _no_show(self, game_id: str, config: RulesConfig, seed: int, seats: Sequence[str],
+                 seat: int, detail: str) -> GameResult:
+        game = Game(config, seed)
+        scores = tuple(game.scores)
+        places, winner = forfeit_places(config, scores, seat)
+        fault = Fault(seat, seats[seat], FaultKind.STARTUP_FAILURE, detail)
+        record = game.to_record()
+        record.update({"game_id": game_id, "seats": list(seats), "termination": "forfeit",
+                       "detail": detail, "places": list(places), "winner": winner,
+                       "decision_ms": [], "faults": [fault.to_dict()],
+                       "started_at": time.time()})
+        return GameResult(game_id, tuple(seats), Termination.FORFEIT, scores, places, winner,
+                          0, (fault,), record, 0.0, detail)

@@ -1,0 +1,264 @@
+"""Play one game between connected bots: drive the rules engine, send each seat what it
+may see, ask for decisions under the clock, and turn every fault into a result."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from harness._generated.euchre.v1 import referee_pb2 as rpb
+from harness.errors import (
+    BotTerminatedError,
+    BotTimeoutError,
+    ProtocolViolation,
+)
+from harness.protocol import convert
+from harness.referee.outcome import (
+    Fault,
+    FaultKind,
+    FaultPolicy,
+    GameResult,
+    PolicyKind,
+    Termination,
+    TimeControl,
+)
+from harness.referee.session import Session
+from harness.rules.actions import Action
+from harness.rules.config import Form, RulesConfig
+from harness.rules.game import Game
+from harness.rules.hand import EventKind
+from harness.rules.scoring import team_of
+
+log = logging.getLogger("euchre.match")
+
+_FAULT_PB = {
+    FaultKind.TIMEOUT: rpb.FAULT_KIND_TIMEOUT,
+    FaultKind.ILLEGAL_ACTION: rpb.FAULT_KIND_ILLEGAL_ACTION,
+    FaultKind.PROTOCOL_VIOLATION: rpb.FAULT_KIND_PROTOCOL_VIOLATION,
+}
+_TERMINATION_PB = {
+    Termination.NORMAL: rpb.GAME_TERMINATION_NORMAL,
+    Termination.FORFEIT: rpb.GAME_TERMINATION_FORFEIT,
+    Termination.INTERRUPTED: rpb.GAME_TERMINATION_INTERRUPTED,
+}
+# Faults after which nobody is left to answer: they forfeit under every policy.
+_FATAL = frozenset({FaultKind.DISCONNECT, FaultKind.CRASH, FaultKind.STARTUP_FAILURE})
+
+
+def forfeit_places(config: RulesConfig, scores: Sequence[int], loser: int) -> tuple[
+        tuple[int, ...], int]:
+    """Places per seat and the winning team when ``loser`` (a seat) forfeits: its team
+    comes last; in cutthroat the other two are placed by score."""
+    form = config.form
+    n = config.players
+    lose_team = team_of(form, loser)
+    if form is not Form.CUTTHROAT:
+        win_team = 1 - lose_team
+        return tuple(1 if team_of(form, s) == win_team else 2 for s in range(n)), win_team
+    others = [s for s in range(n) if s != loser]
+    places = [0] * n
+    places[loser] = 3
+    for s in others:
+        places[s] = 1 + sum(1 for o in others if scores[o] > scores[s])
+    winner = max(others, key=lambda s: (scores[s], -s))
+    return tuple(places), winner
+
+
+class GameRunner:
+    """One game. ``seats`` are live sessions in seat order; ``names`` the entrant names."""
+
+    def __init__(self, game_id: str, config: RulesConfig, seed: int,
+                 seats: Sequence[Session], names: Sequence[str], *,
+                 time_control: TimeControl | None = None,
+                 policy: FaultPolicy | None = None,
+                 stop: asyncio.Event | None = None,
+                 crashed: Callable[[int], Awaitable[bool]] | None = None) -> None:
+        if len(seats) != config.players or len(names) != config.players:
+            raise ValueError(f"{config.form.value} needs {config.players} seats")
+        self.game_id = game_id
+        self.config = config
+        self.seed = seed
+        self.seats = list(seats)
+        self.names = tuple(names)
+        self.tc = time_control or TimeControl()
+        self.policy = policy or FaultPolicy()
+        self.stop = stop
+        self.crashed = crashed
+        self.game = Game(config, seed)
+        self.faults: list[Fault] = []
+        self.decision_ms: list[int] = []
+        self._banks = [self.tc.bank] * config.players
+        self._strikes = [0] * config.players
+        self._request_id = 0
+        self._cursor = (0, 0)
+        self._tricks_in_hand = 0
+
+    # ------------------------------------------------------------------ sending
+    async def _send(self, seat: int, msg: rpb.ConnectResponse) -> None:
+        # A closed stream is noticed (and charged) when the seat is next asked to decide.
+        with contextlib.suppress(BotTerminatedError):
+            await self.seats[seat].send(msg)
+
+    async def _broadcast(self, msg: rpb.ConnectResponse) -> None:
+        await asyncio.gather(*(self._send(s, msg) for s in range(len(self.seats))))
+
+    async def _flush_events(self) -> None:
+        game = self.game
+        events, self._cursor = game.new_events(self._cursor)
+        for hi, ev in events:
+            kind = ev.kind
+            if kind is EventKind.DEAL:
+                assert ev.to is not None
+                self._tricks_in_hand = 0
+                await self._send(ev.to, rpb.ConnectResponse(hand_start=convert.hand_start_to_pb(
+                    game.hands[hi], ev.to, hi, self._scores_before(hi))))
+                continue
+            if kind is EventKind.TRICK:
+                self._tricks_in_hand += 1
+            pbev = convert.event_to_pb(hi, ev, trick_number=self._tricks_in_hand,
+                                       scores=game.scores)
+            if pbev is None:
+                continue
+            msg = rpb.ConnectResponse(game_event=pbev)
+            if ev.to is None:
+                await self._broadcast(msg)
+            else:
+                await self._send(ev.to, msg)
+
+    def _scores_before(self, hand_index: int) -> list[int]:
+        scores = [0] * len(self.game.scores)
+        for h in self.game.hands[:hand_index]:
+            if h.result is not None:
+                for t, p in enumerate(h.result.points):
+                    scores[t] += p
+        return scores
+
+    # ------------------------------------------------------------------ playing
+    async def play(self) -> GameResult:
+        start = time.monotonic()
+        started_at = time.time()
+        cfg = self.config
+        rules = convert.rules_to_pb(cfg)
+        tc = rpb.TimeControl(increment_ms=int(self.tc.per_decision * 1000),
+                             bank_ms=int(self.tc.bank * 1000))
+        for seat in range(cfg.players):
+            partner = (seat + 2) % 4 if cfg.form is Form.FOUR_HANDED else None
+            await self._send(seat, rpb.ConnectResponse(game_start=rpb.GameStart(
+                game_id=self.game_id, rules=rules, seat=seat, partner_seat=partner,
+                seat_names=self.names, target=cfg.target, time_control=tc)))
+        termination = Termination.NORMAL
+        detail = ""
+        loser: int | None = None
+        game = self.game
+        while True:
+            await self._flush_events()
+            if game.outcome is not None:
+                break
+            if self.stop is not None and self.stop.is_set():
+                termination, detail = Termination.INTERRUPTED, "the referee shut down"
+                break
+            seat = game.current
+            assert seat is not None
+            action, fault = await self._ask(seat)
+            if fault is not None:
+                self.faults.append(fault)
+                await self._send(seat, rpb.ConnectResponse(fault=rpb.Fault(
+                    kind=_FAULT_PB.get(fault.kind, rpb.FAULT_KIND_UNSPECIFIED),
+                    detail=fault.detail, strikes=self._strikes[seat] + 1,
+                    request_id=self._request_id)))
+                if (fault.kind in _FATAL or self.policy.kind is PolicyKind.FORFEIT
+                        or self._strikes[seat] + 1 >= self.policy.max_strikes):
+                    termination, detail, loser = Termination.FORFEIT, (
+                        f"seat {seat} ({self.names[seat]}) forfeits: {fault.kind.value}: "
+                        f"{fault.detail}"), seat
+                    break
+                self._strikes[seat] += 1
+                action = game.legal_actions()[0]
+            assert action is not None
+            game.apply(action)
+        return await self._finish(termination, detail, loser, start, started_at)
+
+    async def _ask(self, seat: int) -> tuple[Action | None, Fault | None]:
+        game = self.game
+        session = self.seats[seat]
+        budget = self.tc.per_decision + self._banks[seat]
+        self._request_id += 1
+        obs = game.observation(seat)
+        request = convert.decision_request_to_pb(
+            self._request_id, obs, int(budget * 1000), int(self._banks[seat] * 1000))
+        t0 = time.monotonic()
+        fault_kind: FaultKind | None = None
+        detail = ""
+        reply = None
+        try:
+            reply = await session.decide(request, budget)
+        except BotTimeoutError as e:
+            fault_kind, detail = FaultKind.TIMEOUT, str(e)
+        except BotTerminatedError as e:
+            fault_kind, detail = FaultKind.DISCONNECT, str(e)
+            if self.crashed is not None and await self.crashed(seat):
+                fault_kind = FaultKind.CRASH
+        except ProtocolViolation as e:
+            fault_kind, detail = FaultKind.PROTOCOL_VIOLATION, str(e)
+        elapsed = time.monotonic() - t0
+        self.decision_ms.append(round(elapsed * 1000, 3))  # type: ignore[arg-type]
+        over = elapsed - self.tc.per_decision
+        if over > 0:
+            self._banks[seat] = max(0.0, self._banks[seat] - over)
+        action = None
+        if reply is not None:
+            try:
+                action = convert.action_from_pb(reply.action)
+            except ProtocolViolation as e:
+                fault_kind, detail = FaultKind.PROTOCOL_VIOLATION, str(e)
+            else:
+                if action not in obs.legal_actions:
+                    fault_kind = FaultKind.ILLEGAL_ACTION
+                    detail = (f"{action} is not legal; legal: "
+                              f"{', '.join(str(a) for a in obs.legal_actions)}")
+                    action = None
+        if fault_kind is None:
+            return action, None
+        return None, Fault(seat, self.names[seat], fault_kind, detail,
+                           len(game.hands) - 1, len(self.decision_ms) - 1)
+
+    async def _finish(self, termination: Termination, detail: str, loser: int | None,
+                      start: float, started_at: float) -> GameResult:
+        game = self.game
+        cfg = self.config
+        scores = tuple(game.scores)
+        winner: int | None
+        if termination is Termination.NORMAL:
+            assert game.outcome is not None
+            places, winner = game.outcome.places, game.outcome.winner
+        elif termination is Termination.FORFEIT:
+            assert loser is not None
+            places, winner = forfeit_places(cfg, scores, loser)
+        else:
+            places, winner = (0,) * cfg.players, None
+        record: dict[str, Any] = game.to_record()
+        record.update({
+            "game_id": self.game_id,
+            "seats": list(self.names),
+            "termination": termination.value,
+            "detail": detail,
+            "places": list(places),
+            "winner": winner,
+            "time_control": str(self.tc),
+            "fault_policy": str(self.policy),
+            "decision_ms": self.decision_ms,
+            "faults": [f.to_dict() for f in self.faults],
+            "started_at": started_at,
+        })
+        for seat in range(cfg.players):
+            await self._send(seat, rpb.ConnectResponse(game_over=rpb.GameOver(
+                game_id=self.game_id, scores=scores, winner_team=winner, places=places,
+                your_place=places[seat], termination=_TERMINATION_PB[termination],
+                detail=detail, forfeit_seat=loser, hands_played=len(game.hands))))
+        return GameResult(self.game_id, self.names, termination, scores, places, winner,
+                          len(game.hands), tuple(self.faults), record,
+                          time.monotonic() - start, detail)

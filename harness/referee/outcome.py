@@ -1,0 +1,127 @@
+"""How a game ended, as data: faults, terminations, time controls and fault policies."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import re
+from typing import Any
+
+from harness.errors import ConfigError
+
+
+class FaultKind(enum.Enum):
+    """Every way a bot can misbehave."""
+
+    TIMEOUT = "timeout"  # no answer before its clock ran out
+    ILLEGAL_ACTION = "illegal_action"  # a well-formed action outside the legal list
+    PROTOCOL_VIOLATION = "protocol_violation"  # wrong request id, malformed, oversized
+    DISCONNECT = "disconnect"  # the stream closed while the bot was seated
+    CRASH = "crash"  # a local bot process exited while seated
+    STARTUP_FAILURE = "startup_failure"  # a local bot never completed the handshake
+
+
+class Termination(enum.Enum):
+    """Every way a game can end."""
+
+    NORMAL = "normal"  # a side reached the target
+    FORFEIT = "forfeit"  # a bot forfeited by a fault (see the game's faults)
+    INTERRUPTED = "interrupted"  # the referee shut down; the game has no result
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Fault:
+    seat: int
+    bot: str
+    kind: FaultKind
+    detail: str
+    hand: int = 0
+    decision: int = 0  # index of the decision within the game
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seat": self.seat, "bot": self.bot, "kind": self.kind.value,
+                "detail": self.detail, "hand": self.hand, "decision": self.decision}
+
+
+class PolicyKind(enum.Enum):
+    FORFEIT = "forfeit"  # the first fault forfeits the game (default)
+    STRIKES = "strikes"  # substitute a legal action and count a strike; forfeit at N
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FaultPolicy:
+    """What a timeout, illegal action or protocol violation costs. A disconnect, crash or
+    start-up failure always forfeits: nobody is left to answer."""
+
+    kind: PolicyKind = PolicyKind.FORFEIT
+    max_strikes: int = 3
+
+    @classmethod
+    def parse(cls, text: str) -> FaultPolicy:
+        """``forfeit`` or ``strikes`` or ``strikes:N``."""
+        t = text.strip().lower()
+        if t == "forfeit":
+            return cls()
+        m = re.fullmatch(r"strikes(?::(\d+))?", t)
+        if not m:
+            raise ConfigError("fault_policy", f"must be 'forfeit' or 'strikes[:N]'; got {text!r}")
+        n = int(m.group(1) or 3)
+        if n < 1:
+            raise ConfigError("fault_policy", "strikes must be at least 1")
+        return cls(PolicyKind.STRIKES, n)
+
+    def __str__(self) -> str:
+        return "forfeit" if self.kind is PolicyKind.FORFEIT else f"strikes:{self.max_strikes}"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TimeControl:
+    """``tc = "PER+BANK"`` in seconds, like a chess clock with a delay: each decision may
+    take up to PER seconds for free; time beyond that is drawn from a bank of BANK
+    seconds for the whole game. A decision that outlasts both is a timeout. ``"2"`` means
+    2 seconds per decision and no bank. The referee's clock is the one that counts."""
+
+    per_decision: float = 1.0
+    bank: float = 10.0
+
+    @classmethod
+    def parse(cls, text: str | float | int) -> TimeControl:
+        if isinstance(text, (int, float)):
+            return cls._checked(float(text), 0.0)
+        m = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*(?:\+\s*(\d+(?:\.\d*)?))?\s*", str(text))
+        if not m:
+            raise ConfigError("tc", f"must look like '1.0+10' (seconds per decision + bank); "
+                                    f"got {text!r}")
+        return cls._checked(float(m.group(1)), float(m.group(2) or 0.0))
+
+    @classmethod
+    def _checked(cls, per: float, bank: float) -> TimeControl:
+        if per <= 0:
+            raise ConfigError("tc", "the time per decision must be positive")
+        return cls(per, bank)
+
+    def __str__(self) -> str:
+        return f"{self.per_decision:g}+{self.bank:g}"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GameResult:
+    """A finished (or interrupted) game as the referee saw it."""
+
+    game_id: str
+    seats: tuple[str, ...]  # entrant name per seat
+    termination: Termination
+    scores: tuple[int, ...]  # per team
+    places: tuple[int, ...]  # per seat, 1 = first; all 0 when interrupted
+    winner: int | None  # winning team
+    hands: int
+    faults: tuple[Fault, ...]
+    record: dict[str, Any]  # the engine record plus seats, times and faults
+    duration_s: float
+    detail: str = ""
+
+    @property
+    def forfeited_by(self) -> int | None:
+        if self.termination is not Termination.FORFEIT or not self.faults:
+            return None
+        return self.faults[-1].seat

@@ -1,0 +1,146 @@
+"""Entrants and their seat instances: start local bots, wait for remote ones, restart
+crashed ones, and lend each instance to one game at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+from pathlib import Path
+
+from harness.errors import BotStartupError, ConfigError
+from harness.referee.process import BotCommand, BotProcess
+from harness.referee.server import RefereeServer
+from harness.referee.session import Slot
+
+log = logging.getLogger("euchre.pool")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Entrant:
+    """A bot taking part: local (``command``) or remote (connects with ``tokens``)."""
+
+    name: str
+    command: BotCommand | None = None
+    tokens: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.name or any(c in self.name for c in "\n\t"):
+            raise ConfigError("name", f"bad entrant name {self.name!r}")
+        if self.command is None and not self.tokens:
+            raise ConfigError(self.name, "a bot needs a command (local) or tokens (remote)")
+
+    @property
+    def remote(self) -> bool:
+        return self.command is None
+
+
+class Instance:
+    """One seat instance: a slot, and for a local bot its process."""
+
+    def __init__(self, entrant: Entrant, slot: Slot) -> None:
+        self.entrant = entrant
+        self.slot = slot
+        self.process: BotProcess | None = None
+        self.busy = False
+
+
+class BotPool:
+    """Hands out connected instances of each entrant."""
+
+    def __init__(self, server: RefereeServer, log_dir: Path, *,
+                 startup_timeout: float = 20.0) -> None:
+        self.server = server
+        self.log_dir = log_dir
+        self.startup_timeout = startup_timeout
+        self.entrants: dict[str, Entrant] = {}
+        self._instances: dict[str, list[Instance]] = {}
+        self._freed = asyncio.Condition()
+
+    def add(self, entrant: Entrant, instances: int) -> None:
+        if entrant.name in self.entrants:
+            raise ConfigError(entrant.name, "two entrants have the same name")
+        if entrant.remote and len(entrant.tokens) < instances:
+            raise ConfigError(entrant.name, f"a remote bot here needs {instances} tokens "
+                                            f"(one per seat instance); got "
+                                            f"{len(entrant.tokens)}")
+        self.entrants[entrant.name] = entrant
+        lst = []
+        for i in range(instances):
+            token = entrant.tokens[i] if entrant.remote else None
+            slot = self.server.registry.add(entrant.name, i, token, remote=entrant.remote)
+            lst.append(Instance(entrant, slot))
+        self._instances[entrant.name] = lst
+
+    def instances(self, name: str) -> list[Instance]:
+        return self._instances[name]
+
+    async def acquire(self, name: str) -> Instance:
+        """A free instance of ``name``, marked busy (not yet connected: see ``ready``)."""
+        async with self._freed:
+            while True:
+                for inst in self._instances[name]:
+                    if not inst.busy:
+                        inst.busy = True
+                        return inst
+                await self._freed.wait()
+
+    async def release(self, inst: Instance) -> None:
+        async with self._freed:
+            inst.busy = False
+            inst.slot.game_id = ""
+            self._freed.notify_all()
+
+    async def ready(self, inst: Instance) -> None:
+        """Make sure the instance has a live stream: (re)start a local bot whose process
+        is gone or whose stream closed; wait for a remote one. Raises BotStartupError."""
+        slot = inst.slot
+        if slot.live and (inst.process is None or inst.process.alive):
+            return
+        if inst.entrant.remote:
+            try:
+                await slot.wait_connected(self.startup_timeout)
+            except TimeoutError:
+                raise BotStartupError(f"{slot.name}: remote bot did not connect within "
+                                      f"{self.startup_timeout:g}s") from None
+            return
+        if inst.process is not None:
+            await inst.process.stop()
+            if slot.session is not None:
+                slot.session.close("restarting the bot")
+        assert inst.entrant.command is not None
+        proc = BotProcess(inst.entrant.name, inst.slot.instance, inst.entrant.command,
+                          self.server.address, slot.token, self.log_dir)
+        inst.process = proc
+        await proc.start()
+        waiter = asyncio.ensure_future(slot.wait_connected(self.startup_timeout))
+        exited = asyncio.ensure_future(proc.wait())
+        try:
+            done, _ = await asyncio.wait((waiter, exited), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            exited.cancel()
+        if waiter in done and waiter.exception() is None:
+            return
+        waiter.cancel()
+        await proc.stop()
+        why = (f"exited with code {proc.returncode} before the handshake"
+               if exited in done else f"no handshake within {self.startup_timeout:g}s")
+        tail = proc.log_tail()
+        raise BotStartupError(f"{slot.name}: {why}" + (f"; log tail:\n{tail}" if tail else ""))
+
+    async def close(self) -> None:
+        procs = [i.process for lst in self._instances.values() for i in lst if i.process]
+        await asyncio.gather(*(p.stop() for p in procs), return_exceptions=True)
+        for lst in self._instances.values():
+            for inst in lst:
+                if inst.slot.session is not None:
+                    inst.slot.session.close("pool closed")
+                self.server.registry.remove(inst.slot)
+
+    def kill_all_now(self) -> None:
+        for lst in self._instances.values():
+            for inst in lst:
+                if inst.process is not None:
+                    with contextlib.suppress(Exception):
+                        inst.process.kill_now()

@@ -1,0 +1,154 @@
+"""Local bot processes: start one per seat instance, capture its output, kill and reap it.
+
+A local bot is started from its command line with three environment variables:
+
+* ``EUCHRE_REFEREE_ADDRESS``: where to dial, ``host:port``;
+* ``EUCHRE_BOT_TOKEN``: the one-time token to present in ``Hello.token``;
+* ``EUCHRE_BOT_NAME``: the entrant name it plays under.
+
+The same values replace ``{address}``, ``{token}`` and ``{name}`` in the command's
+arguments, for bots that prefer flags. Each process runs in its own process group (so
+partners cannot share memory and a bot's children die with it); its stdout and stderr go
+to ``<log_dir>/<name>-<instance>.log``. Optional limits: CPU seconds and address-space
+megabytes (``setrlimit``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import resource
+import shlex
+import signal
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO
+
+from harness.errors import BotStartupError, ConfigError
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BotCommand:
+    """How to run one local bot."""
+
+    command: tuple[str, ...]
+    cwd: str | None = None
+    env: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    cpu_seconds: int | None = None
+    memory_mb: int | None = None
+
+    @classmethod
+    def from_text(cls, command: str | Sequence[str], **kwargs: object) -> BotCommand:
+        argv = tuple(shlex.split(command) if isinstance(command, str) else command)
+        if not argv:
+            raise ConfigError("command", "a local bot needs a command line")
+        return cls(argv, **kwargs)  # type: ignore[arg-type]
+
+
+class BotProcess:
+    """One running instance of a local bot."""
+
+    def __init__(self, name: str, instance: int, command: BotCommand, address: str,
+                 token: str, log_dir: Path) -> None:
+        self.name = name
+        self.instance = instance
+        self.command = command
+        self.address = address
+        self.token = token
+        self.log_path = log_dir / f"{_safe(name)}-{instance}.log"
+        self._proc: asyncio.subprocess.Process | None = None
+        self._log: IO[bytes] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    @property
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.returncode is None
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.returncode if self._proc else None
+
+    async def start(self) -> None:
+        subst = {"address": self.address, "token": self.token, "name": self.name}
+        argv = [_substitute(a, subst) for a in self.command.command]
+        env = dict(os.environ)
+        env.update(self.command.env)
+        env.update({"EUCHRE_REFEREE_ADDRESS": self.address, "EUCHRE_BOT_TOKEN": self.token,
+                    "EUCHRE_BOT_NAME": self.name, "PYTHONUNBUFFERED": "1"})
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
+        self._log.write(f"--- start: {shlex.join(argv)}\n".encode())
+        self._log.flush()
+        cpu, mem = self.command.cpu_seconds, self.command.memory_mb
+
+        def limits() -> None:  # runs in the child, after setsid
+            if cpu:
+                resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+            if mem:
+                resource.setrlimit(resource.RLIMIT_AS, (mem << 20, mem << 20))
+
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                *argv, cwd=self.command.cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
+                stdout=self._log, stderr=self._log, start_new_session=True,
+                preexec_fn=limits if (cpu or mem) else None,
+            )
+        except OSError as e:
+            self._close_log()
+            raise BotStartupError(f"{self.name}: cannot start {argv[0]!r}: {e}") from e
+
+    async def wait(self) -> int:
+        assert self._proc is not None
+        return await self._proc.wait()
+
+    async def stop(self, grace: float = 1.0) -> None:
+        """Terminate the whole process group, kill it after ``grace`` seconds, reap."""
+        proc = self._proc
+        if proc is not None:
+            if proc.returncode is None:
+                _signal_group(proc.pid, signal.SIGTERM)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(proc.wait(), grace)
+            # Kill the group even if the leader exited: children may linger.
+            _signal_group(proc.pid, signal.SIGKILL)
+            if proc.returncode is None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(proc.wait(), 5.0)
+        self._close_log()
+
+    def kill_now(self) -> None:
+        """Synchronous last resort (interpreter exit): SIGKILL the group."""
+        if self._proc is not None:
+            _signal_group(self._proc.pid, signal.SIGKILL)
+
+    def log_tail(self, lines: int = 8) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace").splitlines()
+        except OSError:
+            return ""
+        return "\n".join(text[-lines:])
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+def _substitute(arg: str, values: Mapping[str, str]) -> str:
+    for k, v in values.items():
+        arg = arg.replace("{" + k + "}", v)
+    return arg
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)

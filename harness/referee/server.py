@@ -1,0 +1,274 @@
+"""The gRPC referee server: bots dial ``euchre.v1.RefereeService/Connect``; operators use
+``euchre.v1.OperatorService``, ``grpc.health.v1`` and server reflection.
+
+The server binds to loopback by default, limits message sizes, sends keepalive pings,
+and shuts down gracefully: health turns NOT_SERVING, new handshakes are refused with
+``SHUTTING_DOWN``, and running games get a grace period before they are interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from harness import __version__
+from harness._generated.euchre.v1 import euchre_pb2 as pb
+from harness._generated.euchre.v1 import referee_pb2 as rpb
+from harness._generated.euchre.v1 import referee_pb2_grpc as rpc
+from harness.protocol import convert
+from harness.referee.session import Registry, Session, SlotState
+
+log = logging.getLogger("euchre.referee")
+
+PROTOCOL_VERSION = 1
+MAX_MESSAGE_BYTES = 64 * 1024  # far above the largest legal message (~2 KB)
+HANDSHAKE_TIMEOUT = 10.0
+
+_STATE_PB = {
+    SlotState.WAITING: rpb.BOT_STATE_DISCONNECTED,
+    SlotState.DISCONNECTED: rpb.BOT_STATE_DISCONNECTED,
+    SlotState.IDLE: rpb.BOT_STATE_IDLE,
+    SlotState.PLAYING: rpb.BOT_STATE_PLAYING,
+}
+
+
+class RefereeServicer(rpc.RefereeServiceServicer):
+    def __init__(self, server: RefereeServer) -> None:
+        self.server = server
+
+    async def Connect(self, request_iterator: AsyncIterator[rpb.ConnectRequest],
+                      context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        try:
+            first = await asyncio.wait_for(context.read(), self.server.handshake_timeout)
+        except TimeoutError:
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                "no Hello within the handshake timeout")
+            return
+        if first is grpc.aio.EOF:
+            return
+        session = await self._handshake(first, context)
+        if session is None:
+            return
+        reader = asyncio.ensure_future(session.read_loop())
+        try:
+            await session.closed.wait()
+        finally:
+            reader.cancel()
+            session.slot.detach(session)
+            log.info("session %s (%s) ended: %s", session.id, session.slot.name,
+                     session.close_reason)
+
+    async def _handshake(self, msg: rpb.ConnectRequest,
+                         context: grpc.aio.ServicerContext[Any, Any]) -> Session | None:
+        async def refuse(reason: int, detail: str, code: grpc.StatusCode) -> None:
+            await context.write(rpb.ConnectResponse(
+                refusal=rpb.Refusal(reason=reason, detail=detail)))  # type: ignore[arg-type]
+            await context.abort(code, detail)
+
+        if msg.WhichOneof("payload") != "hello":
+            await refuse(rpb.REFUSAL_REASON_MALFORMED, "the first message must be Hello",
+                         grpc.StatusCode.INVALID_ARGUMENT)
+            return None
+        hello = msg.hello
+        if self.server.shutting_down:
+            await refuse(rpb.REFUSAL_REASON_SHUTTING_DOWN, "the referee is shutting down",
+                         grpc.StatusCode.UNAVAILABLE)
+            return None
+        if hello.protocol_version != PROTOCOL_VERSION:
+            await refuse(rpb.REFUSAL_REASON_UNSUPPORTED_VERSION,
+                         f"protocol version {hello.protocol_version} is not supported; "
+                         f"this referee speaks version {PROTOCOL_VERSION}",
+                         grpc.StatusCode.FAILED_PRECONDITION)
+            return None
+        slot = self.server.registry.lookup(hello.token)
+        if slot is None:
+            await refuse(rpb.REFUSAL_REASON_BAD_TOKEN, "unknown token",
+                         grpc.StatusCode.UNAUTHENTICATED)
+            return None
+        if slot.live:
+            await refuse(rpb.REFUSAL_REASON_TOKEN_IN_USE,
+                         "this token's seat already has a live stream",
+                         grpc.StatusCode.ALREADY_EXISTS)
+            return None
+        need = self.server.requirements
+        if need is not None:
+            form, deck = need
+            caps = hello.capabilities
+            if caps.forms and form not in caps.forms:
+                await refuse(rpb.REFUSAL_REASON_UNSUPPORTED_FORM,
+                             f"this referee plays {pb.Form.Name(form)}, which the bot does not "
+                             f"support", grpc.StatusCode.FAILED_PRECONDITION)
+                return None
+            if caps.decks and deck not in caps.decks:
+                await refuse(rpb.REFUSAL_REASON_UNSUPPORTED_DECK,
+                             f"this referee plays {pb.Deck.Name(deck)}, which the bot does not "
+                             f"support", grpc.StatusCode.FAILED_PRECONDITION)
+                return None
+        session = Session(context, slot, hello.bot_name[:100], hello.bot_version[:100],
+                          context.peer())
+        await context.write(rpb.ConnectResponse(welcome=rpb.Welcome(
+            session_id=session.id, protocol_version=PROTOCOL_VERSION,
+            referee_version=__version__)))
+        slot.attach(session)
+        log.info("session %s: %s (%s %s) from %s", session.id, slot.name, session.bot_name,
+                 session.bot_version, session.peer)
+        return session
+
+
+class OperatorServicer(rpc.OperatorServiceServicer):
+    """Lists connected bots. Tournament calls are delegated to ``server.tournaments``
+    when a tournament service is attached; otherwise they answer UNIMPLEMENTED."""
+
+    def __init__(self, server: RefereeServer) -> None:
+        self.server = server
+
+    async def ListBots(self, request: rpb.ListBotsRequest,
+                       context: grpc.aio.ServicerContext[Any, Any]) -> rpb.ListBotsResponse:
+        bots = []
+        for slot in self.server.registry:
+            s = slot.session
+            bots.append(rpb.BotInfo(
+                session_id=s.id if s else "", name=slot.name,
+                version=s.bot_version if s else "", state=_STATE_PB[slot.state],
+                game_id=slot.game_id, games_played=slot.games_played, faults=slot.faults,
+                peer=s.peer if s else ""))
+        return rpb.ListBotsResponse(bots=bots)
+
+    def _tournaments(self) -> Any:
+        return self.server.tournaments
+
+    async def StartTournament(self, request: rpb.StartTournamentRequest,
+                              context: grpc.aio.ServicerContext[Any, Any]
+                              ) -> rpb.StartTournamentResponse:
+        handler = await self._require_tournaments(context)
+        return await handler.StartTournament(request, context)  # type: ignore[no-any-return]
+
+    async def GetTournament(self, request: rpb.GetTournamentRequest,
+                            context: grpc.aio.ServicerContext[Any, Any]
+                            ) -> rpb.GetTournamentResponse:
+        handler = await self._require_tournaments(context)
+        return await handler.GetTournament(request, context)  # type: ignore[no-any-return]
+
+    async def ListTournaments(self, request: rpb.ListTournamentsRequest,
+                              context: grpc.aio.ServicerContext[Any, Any]
+                              ) -> rpb.ListTournamentsResponse:
+        handler = await self._require_tournaments(context)
+        return await handler.ListTournaments(request, context)  # type: ignore[no-any-return]
+
+    async def CancelTournament(self, request: rpb.CancelTournamentRequest,
+                               context: grpc.aio.ServicerContext[Any, Any]
+                               ) -> rpb.CancelTournamentResponse:
+        handler = await self._require_tournaments(context)
+        return await handler.CancelTournament(request, context)  # type: ignore[no-any-return]
+
+    async def WatchTournament(self, request: rpb.WatchTournamentRequest,
+                              context: grpc.aio.ServicerContext[Any, Any]
+                              ) -> AsyncIterator[rpb.WatchTournamentResponse]:
+        handler = await self._require_tournaments(context)
+        async for update in handler.WatchTournament(request, context):
+            yield update
+
+    async def _require_tournaments(self, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        handler = self.server.tournaments
+        if handler is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED,
+                                "this referee runs no tournament service")
+        return handler
+
+
+class RefereeServer:
+    """Owns the grpc.aio server, the token registry and the health service."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *,
+                 handshake_timeout: float = HANDSHAKE_TIMEOUT,
+                 max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
+        self.host = host
+        self.requested_port = port
+        self.port = 0
+        self.handshake_timeout = handshake_timeout
+        self.max_message_bytes = max_message_bytes
+        self.registry = Registry()
+        self.shutting_down = False
+        self.requirements: tuple[int, int] | None = None  # (pb Form, pb Deck) to insist on
+        self.tournaments: Any = None
+        self._server: grpc.aio.Server | None = None
+        self._health = health.aio.HealthServicer()  # type: ignore[attr-defined]
+        self._on_shutdown: list[Callable[[], Any]] = []
+
+    @property
+    def address(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+    def require(self, rules: Any) -> None:
+        """Refuse bots whose capabilities exclude these rules (a RulesConfig)."""
+        p = convert.rules_to_pb(rules)
+        self.requirements = (p.form, p.deck)
+
+    async def start(self) -> None:
+        options: Sequence[tuple[str, Any]] = [
+            ("grpc.max_receive_message_length", self.max_message_bytes),
+            ("grpc.max_send_message_length", self.max_message_bytes),
+            ("grpc.keepalive_time_ms", 20_000),
+            ("grpc.keepalive_timeout_ms", 10_000),
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+            ("grpc.so_reuseport", 0),
+        ]
+        server = grpc.aio.server(options=options)
+        rpc.add_RefereeServiceServicer_to_server(RefereeServicer(self), server)
+        rpc.add_OperatorServiceServicer_to_server(OperatorServicer(self), server)
+        health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
+        names = (
+            rpb.DESCRIPTOR.services_by_name["RefereeService"].full_name,
+            rpb.DESCRIPTOR.services_by_name["OperatorService"].full_name,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+        )
+        reflection.enable_server_reflection(names, server)
+        self.port = server.add_insecure_port(f"{self.address_host()}:{self.requested_port}")
+        if self.port == 0:
+            raise OSError(f"cannot bind {self.host}:{self.requested_port}")
+        await server.start()
+        self._server = server
+        for name in ("", *names[:2]):
+            await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        log.info("referee listening on %s", self.address)
+
+    def address_host(self) -> str:
+        return f"[{self.host}]" if ":" in self.host else self.host
+
+    def on_shutdown(self, callback: Callable[[], Any]) -> None:
+        self._on_shutdown.append(callback)
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Graceful shutdown: NOT_SERVING, refuse new bots, let callbacks (running games)
+        finish or interrupt, tell connected bots, close."""
+        if self._server is None:
+            return
+        self.shutting_down = True
+        await self._health.enter_graceful_shutdown()
+        for cb in self._on_shutdown:
+            res = cb()
+            if asyncio.iscoroutine(res):
+                await res
+        for slot in self.registry:
+            s = slot.session
+            if s is not None and not s.closed.is_set():
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(s.send(rpb.ConnectResponse(
+                        shutdown=rpb.Shutdown(reason="the referee is shutting down"))), 1.0)
+                s.close("referee shutdown")
+        await self._server.stop(grace)
+        self._server = None
+
+    async def wait(self) -> None:
+        if self._server is not None:
+            await self._server.wait_for_termination()

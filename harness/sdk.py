@@ -1,0 +1,191 @@
+"""The Python bot SDK: subclass :class:`Bot`, override what you need, call :func:`run`.
+
+A bot is asked for one action per decision. Override :meth:`Bot.choose` to handle every
+decision kind in one place, or the per-kind methods (:meth:`Bot.bid_round_1`,
+:meth:`Bot.play`, ...), which fall back to ``choose``. Each receives the seat's
+:class:`~harness.rules.observation.Observation` (the engine's own type: cards, trump,
+tricks, scores) and the list of legal actions, and returns one of them::
+
+    from harness.sdk import Bot, run
+
+    class First(Bot):
+        name = "first"
+        def choose(self, obs, legal):
+            return legal[0]
+
+    if __name__ == "__main__":
+        run(First())
+
+:func:`run` reads the referee's address and the bot's token from the environment
+(``EUCHRE_REFEREE_ADDRESS``, ``EUCHRE_BOT_TOKEN``) or from ``--address``/``--token``,
+dials, completes the handshake and plays until the referee closes the stream. It
+reconnects (with backoff) when the connection drops, and exits with status 2 when the
+referee refuses the handshake.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+import grpc
+
+from harness._generated.euchre.v1 import referee_pb2 as rpb
+from harness._generated.euchre.v1 import referee_pb2_grpc as rpc
+from harness.errors import HandshakeRefused
+from harness.protocol import convert
+from harness.rules.actions import Action
+from harness.rules.cards import DeckKind
+from harness.rules.config import Form, RulesConfig
+from harness.rules.hand import Phase
+from harness.rules.observation import Observation
+
+log = logging.getLogger("euchre.sdk")
+PROTOCOL_VERSION = 1
+
+
+class Bot:
+    """Base class for Python bots. Only :meth:`choose` must be overridden."""
+
+    name: str = "bot"
+    version: str = "0.1"
+    forms: Sequence[Form] = ()  # supported forms; empty = all
+    decks: Sequence[DeckKind] = ()  # supported decks; empty = all
+
+    # ------------------------------------------------------------------ life cycle
+    def on_game_start(self, rules: RulesConfig, seat: int, names: Sequence[str]) -> None:
+        """A game begins: the rules, this bot's seat and every seat's entrant name."""
+
+    def on_event(self, event: rpb.GameEvent) -> None:
+        """A public event (or a private one for this seat) as it happens."""
+
+    def on_game_over(self, message: rpb.GameOver) -> None:
+        """The game ended (``message.your_place``, ``message.termination``...)."""
+
+    # ------------------------------------------------------------------ decisions
+    def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
+        raise NotImplementedError
+
+    def name_trump(self, obs: Observation, legal: Sequence[Action]) -> Action:
+        return self.choose(obs, legal)
+
+    def bid_round_1(self, obs: Observation, legal: Sequence[Action]) -> Action:
+        return self.choose(obs, legal)
+
+    def dealer_pickup(self, obs: Observation, legal: Sequence[Action]) -> Action:
+        return self.choose(obs, legal)
+
+    def dealer_discard(self, obs: Observation, legal: Sequence[Action]) -> Action:
+        return self.choose(obs, legal)
+
+    def bid_round_2(self, obs: Observation, legal: Sequence[Action]) -> Action:
+        return self.choose(obs, legal)
+
+    def go_alone(self, obs: Observation, legal: Sequence[Action]) -> Action:
+        return self.choose(obs, legal)
+
+    def dummy_discard(self, obs: Observation, legal: Sequence[Action]) -> Action:
+        return self.choose(obs, legal)
+
+    def play(self, obs: Observation, legal: Sequence[Action]) -> Action:
+        return self.choose(obs, legal)
+
+    def decide(self, request: rpb.DecisionRequest, rules: RulesConfig | None) -> Action:
+        obs = convert.observation_from_pb(request.observation, request.legal_actions)
+        handler = {
+            Phase.NAME_TRUMP: self.name_trump,
+            Phase.BID_ROUND_1: self.bid_round_1,
+            Phase.DEALER_PICKUP: self.dealer_pickup,
+            Phase.DEALER_DISCARD: self.dealer_discard,
+            Phase.BID_ROUND_2: self.bid_round_2,
+            Phase.GO_ALONE: self.go_alone,
+            Phase.DUMMY_DISCARD: self.dummy_discard,
+            Phase.PLAY: self.play,
+        }[obs.phase]
+        return handler(obs, list(obs.legal_actions))
+
+
+async def play_session(bot: Bot, address: str, token: str) -> str:
+    """One connection: handshake, then play until the stream ends. Returns why it
+    ended. Raises HandshakeRefused, or grpc.aio.AioRpcError if the connection fails."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = rpc.RefereeServiceStub(channel)
+        call = stub.Connect()
+        caps = rpb.Capabilities(forms=[convert.FORM_TO_PB[f] for f in bot.forms],
+                                decks=[convert.DECK_TO_PB[d] for d in bot.decks])
+        await call.write(rpb.ConnectRequest(hello=rpb.Hello(
+            protocol_version=PROTOCOL_VERSION, bot_name=bot.name, bot_version=bot.version,
+            token=token, capabilities=caps)))
+        rules: RulesConfig | None = None
+        while True:
+            msg = await call.read()
+            if msg is grpc.aio.EOF:
+                return "the referee closed the stream"
+            which = msg.WhichOneof("payload")
+            if which == "decision_request":
+                req = msg.decision_request
+                action = bot.decide(req, rules)
+                await call.write(rpb.ConnectRequest(decision_reply=rpb.DecisionReply(
+                    request_id=req.request_id, action=convert.action_to_pb(action))))
+            elif which == "game_event":
+                bot.on_event(msg.game_event)
+            elif which == "game_start":
+                gs = msg.game_start
+                rules = convert.rules_from_pb(gs.rules)
+                bot.on_game_start(rules, gs.seat, list(gs.seat_names))
+            elif which == "game_over":
+                bot.on_game_over(msg.game_over)
+            elif which == "refusal":
+                raise HandshakeRefused(rpb.RefusalReason.Name(msg.refusal.reason),
+                                       msg.refusal.detail)
+            elif which == "shutdown":
+                return f"shutdown: {msg.shutdown.reason}"
+            elif which == "fault":
+                log.warning("fault: %s", msg.fault.detail)
+
+
+async def run_async(bot: Bot, address: str, token: str, *, reconnect: bool = True,
+                    give_up_after: float = 30.0) -> int:
+    delay = 0.1
+    waited = 0.0
+    connected_once = False
+    while True:
+        try:
+            why = await play_session(bot, address, token)
+            log.info("%s", why)
+            return 0
+        except HandshakeRefused as e:
+            print(f"{bot.name}: {e}", file=sys.stderr)
+            return 2
+        except grpc.aio.AioRpcError as e:
+            if e.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.FAILED_PRECONDITION,
+                            grpc.StatusCode.ALREADY_EXISTS, grpc.StatusCode.INVALID_ARGUMENT):
+                print(f"{bot.name}: refused: {e.details()}", file=sys.stderr)
+                return 2
+            if not reconnect or waited >= give_up_after:
+                print(f"{bot.name}: connection failed: {e.code().name}: {e.details()}",
+                      file=sys.stderr)
+                return 1
+            connected_once = connected_once or e.code() != grpc.StatusCode.UNAVAILABLE
+            await asyncio.sleep(delay)
+            waited += delay
+            delay = min(delay * 2, 2.0)
+
+
+def run(bot: Bot, argv: Sequence[str] | None = None) -> None:
+    """Parse ``--address``/``--token`` (defaults from the environment) and play."""
+    ap = argparse.ArgumentParser(description=f"{bot.name}: a Euchre bot")
+    ap.add_argument("--address", default=os.environ.get("EUCHRE_REFEREE_ADDRESS"))
+    ap.add_argument("--token", default=os.environ.get("EUCHRE_BOT_TOKEN", ""))
+    ap.add_argument("--name", default=os.environ.get("EUCHRE_BOT_NAME"))
+    args = ap.parse_args(argv)
+    if not args.address:
+        ap.error("no referee address: pass --address or set EUCHRE_REFEREE_ADDRESS")
+    if args.name:
+        bot.name = args.name
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    sys.exit(asyncio.run(run_async(bot, args.address, args.token)))
