@@ -109,7 +109,8 @@ class Bot:
         return handler(obs, list(obs.legal_actions))
 
 
-async def play_session(bot: Bot, address: str, token: str) -> str:
+async def play_session(bot: Bot, address: str, token: str,
+                       welcomed: list[bool] | None = None) -> str:
     """One connection: handshake, then play until the stream ends. Returns why it
     ended. Raises HandshakeRefused, or grpc.aio.AioRpcError if the connection fails."""
     async with grpc.aio.insecure_channel(address) as channel:
@@ -122,9 +123,10 @@ async def play_session(bot: Bot, address: str, token: str) -> str:
             token=token, capabilities=caps)))
         rules: RulesConfig | None = None
         while True:
-            msg = await call.read()
-            if msg is grpc.aio.EOF:
+            raw = await call.read()
+            if raw is grpc.aio.EOF:
                 return "the referee closed the stream"
+            msg: rpb.ConnectResponse = raw  # type: ignore[assignment]
             which = msg.WhichOneof("payload")
             if which == "decision_request":
                 req = msg.decision_request
@@ -137,6 +139,8 @@ async def play_session(bot: Bot, address: str, token: str) -> str:
                 gs = msg.game_start
                 rules = convert.rules_from_pb(gs.rules)
                 bot.on_game_start(rules, gs.seat, list(gs.seat_names))
+            elif which == "welcome" and welcomed is not None:
+                welcomed.append(True)
             elif which == "game_over":
                 bot.on_game_over(msg.game_over)
             elif which == "refusal":
@@ -150,30 +154,37 @@ async def play_session(bot: Bot, address: str, token: str) -> str:
 
 async def run_async(bot: Bot, address: str, token: str, *, reconnect: bool = True,
                     give_up_after: float = 30.0) -> int:
+    """Play sessions until the referee ends one normally (0), refuses us (2), or cannot
+    be reached for ``give_up_after`` seconds (1). A dropped connection is retried with
+    exponential backoff."""
     delay = 0.1
     waited = 0.0
-    connected_once = False
     while True:
+        welcomed: list[bool] = []
         try:
-            why = await play_session(bot, address, token)
+            why = await play_session(bot, address, token, welcomed)
             log.info("%s", why)
             return 0
         except HandshakeRefused as e:
             print(f"{bot.name}: {e}", file=sys.stderr)
             return 2
         except grpc.aio.AioRpcError as e:
-            if e.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.FAILED_PRECONDITION,
-                            grpc.StatusCode.ALREADY_EXISTS, grpc.StatusCode.INVALID_ARGUMENT):
+            if e.code() in _REFUSED:
                 print(f"{bot.name}: refused: {e.details()}", file=sys.stderr)
                 return 2
+            if welcomed:  # the connection worked, then dropped: a fresh retry budget
+                delay, waited = 0.1, 0.0
             if not reconnect or waited >= give_up_after:
                 print(f"{bot.name}: connection failed: {e.code().name}: {e.details()}",
                       file=sys.stderr)
                 return 1
-            connected_once = connected_once or e.code() != grpc.StatusCode.UNAVAILABLE
             await asyncio.sleep(delay)
             waited += delay
             delay = min(delay * 2, 2.0)
+
+
+_REFUSED = frozenset({grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.FAILED_PRECONDITION,
+                      grpc.StatusCode.ALREADY_EXISTS, grpc.StatusCode.INVALID_ARGUMENT})
 
 
 def run(bot: Bot, argv: Sequence[str] | None = None) -> None:

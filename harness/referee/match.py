@@ -145,10 +145,10 @@ class GameRunner:
         rules = convert.rules_to_pb(cfg)
         tc = rpb.TimeControl(increment_ms=int(self.tc.per_decision * 1000),
                              bank_ms=int(self.tc.bank * 1000))
-        for seat in range(cfg.players):
-            partner = (seat + 2) % 4 if cfg.form is Form.FOUR_HANDED else None
-            await self._send(seat, rpb.ConnectResponse(game_start=rpb.GameStart(
-                game_id=self.game_id, rules=rules, seat=seat, partner_seat=partner,
+        for s in range(cfg.players):
+            partner = (s + 2) % 4 if cfg.form is Form.FOUR_HANDED else None
+            await self._send(s, rpb.ConnectResponse(game_start=rpb.GameStart(
+                game_id=self.game_id, rules=rules, seat=s, partner_seat=partner,
                 seat_names=self.names, target=cfg.target, time_control=tc)))
         termination = Termination.NORMAL
         detail = ""
@@ -166,18 +166,20 @@ class GameRunner:
             action, fault = await self._ask(seat)
             if fault is not None:
                 self.faults.append(fault)
+                strikes = self._strikes[seat] + 1
+                forfeit = (fault.kind in _FATAL or self.policy.kind is PolicyKind.FORFEIT
+                           or strikes >= self.policy.max_strikes)
+                action = None if forfeit else game.legal_actions()[0]
                 await self._send(seat, rpb.ConnectResponse(fault=rpb.Fault(
                     kind=_FAULT_PB.get(fault.kind, rpb.FAULT_KIND_UNSPECIFIED),
-                    detail=fault.detail, strikes=self._strikes[seat] + 1,
-                    request_id=self._request_id)))
-                if (fault.kind in _FATAL or self.policy.kind is PolicyKind.FORFEIT
-                        or self._strikes[seat] + 1 >= self.policy.max_strikes):
+                    detail=fault.detail, strikes=strikes, request_id=self._request_id,
+                    played_action=convert.action_to_pb(action) if action else None)))
+                if forfeit:
                     termination, detail, loser = Termination.FORFEIT, (
                         f"seat {seat} ({self.names[seat]}) forfeits: {fault.kind.value}: "
                         f"{fault.detail}"), seat
                     break
-                self._strikes[seat] += 1
-                action = game.legal_actions()[0]
+                self._strikes[seat] = strikes
             assert action is not None
             game.apply(action)
         return await self._finish(termination, detail, loser, start, started_at)

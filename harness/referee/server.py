@@ -43,8 +43,11 @@ class RefereeServicer(rpc.RefereeServiceServicer):
     def __init__(self, server: RefereeServer) -> None:
         self.server = server
 
-    async def Connect(self, request_iterator: AsyncIterator[rpb.ConnectRequest],
-                      context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    async def Connect(  # type: ignore[override]
+            self, request_iterator: AsyncIterator[rpb.ConnectRequest],
+            context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        """The bot's stream: handshake, then read replies until it ends. Messages to the
+        bot are written by the game runner through :class:`Session`."""
         try:
             first = await asyncio.wait_for(context.read(), self.server.handshake_timeout)
         except TimeoutError:
@@ -86,6 +89,10 @@ class RefereeServicer(rpc.RefereeServiceServicer):
                          f"protocol version {hello.protocol_version} is not supported; "
                          f"this referee speaks version {PROTOCOL_VERSION}",
                          grpc.StatusCode.FAILED_PRECONDITION)
+            return None
+        if not hello.bot_name.strip():
+            await refuse(rpb.REFUSAL_REASON_MALFORMED, "Hello.bot_name is empty",
+                         grpc.StatusCode.INVALID_ARGUMENT)
             return None
         slot = self.server.registry.lookup(hello.token)
         if slot is None:
@@ -196,10 +203,11 @@ class RefereeServer:
         self.max_message_bytes = max_message_bytes
         self.registry = Registry()
         self.shutting_down = False
-        self.requirements: tuple[int, int] | None = None  # (pb Form, pb Deck) to insist on
+        # Rules a connecting bot must support (its Hello capabilities), if set.
+        self.requirements: tuple[pb.Form.ValueType, pb.Deck.ValueType] | None = None
         self.tournaments: Any = None
         self._server: grpc.aio.Server | None = None
-        self._health = health.aio.HealthServicer()  # type: ignore[attr-defined]
+        self._health = health.aio.HealthServicer()
         self._on_shutdown: list[Callable[[], Any]] = []
 
     @property

@@ -173,7 +173,12 @@ class Session:
             fut.set_result(reply)
             return
         if 0 < reply.request_id <= self._last_issued:
-            return  # a late reply to a request that timed out: ignored
+            # A late reply to a request that timed out: it costs nothing more; say so.
+            self.send_soon(rpb.ConnectResponse(fault=rpb.Fault(
+                kind=rpb.FAULT_KIND_LATE_REPLY, request_id=reply.request_id,
+                detail=f"reply to request {reply.request_id} arrived after its time ran out; "
+                       f"ignored")))
+            return
         detail = (f"reply to request {reply.request_id}, but the open request is "
                   f"{self._pending_id}" if fut is not None
                   else f"reply to request {reply.request_id} when no decision was asked")

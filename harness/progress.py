@@ -1,0 +1,81 @@
+"""A progress line with ETA on stderr.
+
+On a terminal it redraws one line in place; elsewhere (CI logs, pipes) it prints a line
+at most every ``interval`` seconds and a final line, so logs stay short.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+
+def _clock(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+class Progress:
+    def __init__(self, total: int | None, *, label: str = "games", stream: TextIO | None = None,
+                 interval: float = 10.0, enabled: bool = True) -> None:
+        self.total = total
+        self.label = label
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.interval = interval
+        self.enabled = enabled
+        self.done = 0
+        self.start_done = 0
+        self.started = time.monotonic()
+        self._last_print = 0.0
+        self.status = ""
+
+    def resume_from(self, done: int) -> None:
+        """Games already finished before this run (they do not count towards the rate)."""
+        self.done = self.start_done = done
+
+    def advance(self, n: int = 1, status: str = "") -> None:
+        self.done += n
+        if status:
+            self.status = status
+        now = time.monotonic()
+        if self.tty or now - self._last_print >= self.interval:
+            self._emit(now)
+
+    def line(self, now: float | None = None) -> str:
+        now = now or time.monotonic()
+        elapsed = now - self.started
+        ran = self.done - self.start_done
+        rate = ran / elapsed if elapsed > 0 else 0.0
+        if self.total:
+            width = 24
+            frac = min(1.0, self.done / self.total)
+            bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
+            eta = _clock((self.total - self.done) / rate) if rate > 0 else "?"
+            text = (f"[{bar}] {self.done}/{self.total} {self.label} {frac:4.0%}  "
+                    f"{rate:.1f}/s  elapsed {_clock(elapsed)}  eta {eta}")
+        else:
+            text = f"{self.done} {self.label}  {rate:.1f}/s  elapsed {_clock(elapsed)}"
+        return f"{text}  {self.status}".rstrip()
+
+    def _emit(self, now: float) -> None:
+        if not self.enabled:
+            return
+        self._last_print = now
+        if self.tty:
+            self.stream.write("\r\x1b[2K" + self.line(now))
+        else:
+            self.stream.write(self.line(now) + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if not self.enabled:
+            return
+        if self.tty:
+            self.stream.write("\r\x1b[2K" + self.line() + "\n")
+        else:
+            self.stream.write(self.line() + "\n")
+        self.stream.flush()
