@@ -192,7 +192,7 @@ class Hand:
     def __init__(self, config: RulesConfig, dealer: int, deck: Sequence[Card]) -> None:
         deck = tuple(deck)
         expected = PACK_SETS[config.deck]
-        if len(deck) != len(expected) or not expected.issuperset(deck):
+        if len(deck) != len(expected) or frozenset(deck) != expected:
             raise ValueError(f"deck order must hold exactly the {config.deck.value}-card pack "
                              f"once each; got {len(deck)} cards")
         n = config.players
