@@ -1,0 +1,177 @@
+"""Run a tournament: schedule games, play them concurrently in an arena, store each the
+moment it ends, and resume a stopped run where it left off."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.referee.arena import Arena
+from harness.referee.outcome import GameResult, Termination
+from harness.store import Fault as StoredFault
+from harness.store import GameRow, ResultsStore
+from harness.tournament.config import TournamentConfig
+from harness.tournament.schedule import ScheduledGame, TournamentFormat
+
+log = logging.getLogger("euchre.tournament")
+
+STORE_NAME = "results.sqlite"
+
+
+def store_path(output: Path) -> Path:
+    return output / STORE_NAME
+
+
+def _iso(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.UTC).isoformat(timespec="milliseconds")
+
+
+def to_row(tournament_id: str, game: ScheduledGame, result: GameResult) -> GameRow:
+    record = dict(result.record)
+    record["tournament"] = {"id": tournament_id, "key": game.key, "group": game.group,
+                            "table": game.table, "sides": [list(s) for s in game.sides]}
+    started = float(record.get("started_at") or 0.0)
+    return GameRow(
+        tournament_id=tournament_id, game_key=game.key, form=str(record["rules"]["form"]),
+        seed=game.seed, seats=game.seats, termination=result.termination.value,
+        scores=result.scores, ranking=result.places, hands=result.hands,
+        started_at=_iso(started), finished_at=_iso(started + result.duration_s),
+        duration_s=result.duration_s, record=record,
+        faults=tuple(StoredFault(f.seat, f.bot, f.kind.value, f.detail) for f in result.faults),
+    )
+
+
+@dataclass
+class RunState:
+    done: int = 0
+    total: int | None = None
+    played_now: int = 0
+    interrupted: int = 0
+    status: str = ""
+    finished: bool = False
+
+
+class TournamentRunner:
+    """Plays one tournament to completion (or until ``stop`` is set)."""
+
+    def __init__(self, config: TournamentConfig, *, arena: Arena | None = None,
+                 on_progress: Callable[[RunState], None] | None = None,
+                 stop: asyncio.Event | None = None) -> None:
+        self.config = config
+        self.arena = arena
+        self.on_progress = on_progress
+        self.stop = stop or asyncio.Event()
+        self.state = RunState()
+        self.format: TournamentFormat = config.make_format()
+
+    @property
+    def output(self) -> Path:
+        return Path(self.config.output)
+
+    async def run(self) -> RunState:
+        cfg = self.config
+        self.output.mkdir(parents=True, exist_ok=True)
+        with ResultsStore(store_path(self.output)) as store:
+            store.ensure_tournament(cfg.id, cfg.name, cfg.to_dict())
+            store.set_status(cfg.id, "running")
+            try:
+                await self._run(store)
+            finally:
+                status = ("finished" if self.state.finished else "interrupted")
+                store.set_status(cfg.id, status)
+        return self.state
+
+    async def _run(self, store: ResultsStore) -> None:
+        cfg = self.config
+        fmt = self.format
+        finished = {row.game_key: row for row in store.games(cfg.id)}
+        self.state.total = fmt.total()
+        own_arena = self.arena is None
+        arena = self.arena or Arena(log_dir=self.output / "logs" / cfg.id)
+        try:
+            if own_arena:
+                await arena.__aenter__()
+            arena.server.require(cfg.rules)
+            known = set(arena.pool.entrants)
+            per_game = self.format.seats_per_entrant()
+            for bot in cfg.bots:
+                if bot.name not in known and per_game.get(bot.name):
+                    arena.add(bot.entrant(), per_game[bot.name] * max(1, cfg.concurrency))
+            await self._play_all(arena, store, fmt, finished)
+        finally:
+            if own_arena:
+                await arena.close()
+
+    async def _play_all(self, arena: Arena, store: ResultsStore, fmt: TournamentFormat,
+                        finished: dict[str, GameRow]) -> None:
+        cfg = self.config
+        state = self.state
+        changed = asyncio.Condition()
+        outstanding = 0
+        iterator: Iterator[ScheduledGame] = fmt.games()
+
+        def next_game() -> ScheduledGame | None:
+            """The next game still to play; replays stored results into the format."""
+            nonlocal iterator
+            while True:
+                for game in iterator:
+                    row = finished.get(game.key)
+                    if row is None:
+                        return game
+                    fmt.record(game, row.ranking)
+                    state.done += 1
+                if fmt.done():
+                    return None
+                iterator = fmt.games()
+                peek = next(iterator, None)
+                if peek is None:
+                    return None
+                iterator = _chain(peek, iterator)
+
+        async def worker() -> None:
+            nonlocal outstanding
+            while not self.stop.is_set():
+                async with changed:
+                    game = None if fmt.done() else next_game()
+                    while game is None and outstanding and not fmt.done():
+                        await changed.wait()  # an open-ended format may need results first
+                        game = None if fmt.done() else next_game()
+                    if game is None:
+                        return
+                    outstanding += 1
+                try:
+                    result = await arena.play(game.key, cfg.rules, game.seed, game.seats,
+                                              time_control=cfg.time_control,
+                                              policy=cfg.fault_policy)
+                finally:
+                    async with changed:
+                        outstanding -= 1
+                        changed.notify_all()
+                if result.termination is Termination.INTERRUPTED:
+                    state.interrupted += 1
+                    continue  # not stored: played again on resume
+                store.record_game(to_row(cfg.id, game, result))
+                async with changed:
+                    fmt.record(game, result.places)
+                    state.done += 1
+                    state.played_now += 1
+                    state.status = fmt.status()
+                    changed.notify_all()
+                if self.on_progress:
+                    self.on_progress(state)
+
+        await asyncio.gather(*(worker() for _ in range(max(1, cfg.concurrency))))
+        state.status = fmt.status()
+        state.finished = not self.stop.is_set() and state.interrupted == 0
+        if self.on_progress:
+            self.on_progress(state)
+
+
+def _chain(first: ScheduledGame, rest: Iterator[ScheduledGame]) -> Iterator[ScheduledGame]:
+    yield first
+    yield from rest
+

@@ -1,0 +1,607 @@
+"""Which games a tournament plays, in which order, on which seats and with which deals.
+
+Pure scheduling: no I/O, no clocks, no randomness beyond the tournament seed.
+
+Vocabulary
+==========
+
+*Seats and teams.* A game has one entrant name per seat. In four-handed play the teams
+are the partnerships ``seat % 2`` (seats 0+2 against 1+3); in two-handed play and in
+cutthroat every seat is its own team. In every form, seat ``t`` (for ``t`` below the
+number of teams) is on team ``t``, and a seat's team is ``seat % number_of_teams``.
+
+*Rating sides.* :attr:`ScheduledGame.sides` gives, per team, the side that
+:mod:`harness.ratings` rates: ``(name,)`` for a single seat or for a four-handed team of
+two copies of one bot ("same" partnerships), and the sorted pair of names for a
+four-handed team in "mixed" partnerships (so ``("a", "a")`` when a bot partners itself
+there; every side of a mixed tournament has two members, as the rating model requires).
+
+*Pairings.* A pairing is one match-up of entrants, written as its base seat arrangement:
+
+* two-handed: every pair of distinct bots ``(a, b)``;
+* four-handed, ``partnerships="same"``: every pair of distinct bots, ``(a, b, a, b)``;
+* four-handed, ``partnerships="mixed"``: with ``N >= 4`` bots, every split of every set
+  of four distinct bots into two partnerships (three splits per set of four, so
+  ``3 * C(N, 4)`` pairings; a bot never partners itself); with ``N`` of 2 or 3, the
+  partnerships are the unordered pairs of bots *with* repetition (``aa``, ``ab``, ``bb``,
+  ...) and every unordered pair of two *different* partnerships is a pairing (3 pairings
+  for two bots, 15 for three). Such games may seat three copies of one bot
+  (``aa`` against ``ab``); :meth:`TournamentFormat.seats_per_entrant` says how many
+  instances of each bot one game can need;
+* cutthroat: every set of three distinct bots (``N >= 3``).
+
+*Duplicate groups.* With duplicate deals every deal set (one seed) is played on one table
+per team, the seats rotated by one position from table to table: table ``t`` seats
+``base[(s + t) % players]`` at seat ``s``. With the same seed the engine deals the same
+cards to the same seat numbers and the same first dealer, so every entrant holds, at
+some table, the cards each opponent side held at another. For two teams that is a swap
+of the sides' seats (``ab``/``ba``, ``abab``/``baba``; mixed ``acbd`` becomes ``cbda``);
+for cutthroat it is the three rotations ``abc``, ``bca``, ``cab``. Each entrant also
+sits on the first dealer's team at exactly one table of the group.
+
+*Seat balance.* Deal set ``k`` of a pairing starts from the base arrangement rotated by
+``tables * k``: with duplicate that only matters for mixed partnerships (which alternate
+between ``p0 q0 p1 q1`` and ``p1 q1 p0 q0``, so over an even number of deal sets every
+entrant holds every seat equally often); without duplicate (one table per group) game
+``k`` of a pairing is rotated by ``k``, so entrants still move round the table.
+
+*Seeds.* Deal set (round) ``k`` has the seed :func:`deal_seed` ``(seed, k)``: the same in
+every pairing of the tournament (every pairing plays the same deals in round ``k``, which
+makes results across pairings directly comparable), and for every table of a group.
+Without duplicate, every game of a pairing still has its own seed.
+
+*Keys.* ``"<prefix>/<round>/<pairing>/t<table>"`` (``rr``, ``gauntlet``), and
+``"sprt/<pair>/t<table>"``, zero-padded so that sorting keys gives the schedule order.
+Without duplicate the key has no ``/t<table>`` part and equals the group.
+
+Driving a format (the runner's loop)
+====================================
+
+``games()`` hands out the games the format wants played *now*, each at most once per
+format object (every call continues where the last one stopped). ``record()`` takes a
+finished game's places. A runner does, in essence::
+
+    while not fmt.done():
+        handed_out = False
+        for game in fmt.games():             # pull lazily, as workers become free
+            handed_out = True
+            if game.key in already_stored:   # resuming: feed stored results back
+                fmt.record(game, stored_places[game.key])
+                continue
+            start(game)                      # record() it when it ends
+        if not handed_out:
+            if nothing_running: break        # finite schedule exhausted, or SPRT at max
+            wait_for_a_game_to_end()
+
+Finite formats hand out everything from one ``games()`` call; :class:`SprtMatch` hands
+out one duplicate group per call, so only the groups the runner has pulled are ever
+outstanding.
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import itertools
+import math
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from harness.errors import ConfigError
+from harness.ratings import Result
+from harness.rules.config import Form
+from harness.sprt import Pentanomial, Sprt, SprtDecision, SprtStatus, Trinomial
+
+__all__ = [
+    "PARTNERSHIPS",
+    "SEED_LIMIT",
+    "Gauntlet",
+    "RoundRobin",
+    "ScheduledGame",
+    "SprtMatch",
+    "TournamentFormat",
+    "deal_seed",
+    "game_counts",
+    "head_to_head_score",
+    "pair_counts",
+    "pairings",
+    "rating_results",
+]
+
+SEED_LIMIT = 2**62
+"""Every deal seed is below this (so it fits a signed 64-bit column with room to spare)."""
+
+PARTNERSHIPS = ("same", "mixed")
+
+
+def deal_seed(tournament_seed: int, index: int) -> int:
+    """The deal seed of deal set ``index``: the top 62 bits of
+    ``sha256("euchre-harness/deals/<tournament_seed>/<index>")``."""
+    text = f"euchre-harness/deals/{tournament_seed}/{index}"
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 2
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledGame:
+    """One game to play: who sits where, with which deals, in which duplicate group."""
+
+    key: str  # unique in the tournament, deterministic; sorting keys gives schedule order
+    seats: tuple[str, ...]  # entrant name per seat
+    seed: int  # deal seed; the same for every table of a duplicate group
+    group: str  # the duplicate group; == key when not duplicate
+    table: int  # index within the group
+    sides: tuple[tuple[str, ...], ...]  # per team, the rating side
+
+    def team_of(self, seat: int) -> int:
+        """The team of ``seat``: ``seat % number_of_teams``."""
+        return seat % len(self.sides)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _form(form: Form | str) -> Form:
+    return Form.parse(form)
+
+
+def _check_bots(option: str, bots: Sequence[str]) -> tuple[str, ...]:
+    names = tuple(bots)
+    if isinstance(bots, str):
+        raise ConfigError(option, f"must be a list of bot names, not {bots!r}")
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise ConfigError(option, f"bot names must be non-empty strings; got {name!r}")
+    dupes = sorted(n for n, c in Counter(names).items() if c > 1)
+    if dupes:
+        raise ConfigError(option, f"names must be distinct; repeated: {', '.join(dupes)}")
+    return names
+
+
+def _check_mode(form: Form, partnerships: str) -> bool:
+    """Validate ``partnerships``; True for mixed."""
+    if partnerships not in PARTNERSHIPS:
+        raise ConfigError("partnerships", f"must be 'same' or 'mixed'; got {partnerships!r}")
+    if partnerships == "mixed" and form is not Form.FOUR_HANDED:
+        raise ConfigError("partnerships", "only four-handed euchre has partnerships; "
+                                          "'mixed' needs form = four-handed")
+    return partnerships == "mixed"
+
+
+def _teams(form: Form) -> int:
+    return 3 if form is Form.CUTTHROAT else 2
+
+
+def _sides(form: Form, seats: tuple[str, ...], mixed: bool) -> tuple[tuple[str, ...], ...]:
+    if form is not Form.FOUR_HANDED:
+        return tuple((name,) for name in seats)
+    if mixed:
+        return (tuple(sorted((seats[0], seats[2]))), tuple(sorted((seats[1], seats[3]))))
+    return ((seats[0],), (seats[1],))
+
+
+def _rotate(base: tuple[str, ...], rotation: int) -> tuple[str, ...]:
+    n = len(base)
+    return tuple(base[(s + rotation) % n] for s in range(n))
+
+
+def _min_bots(form: Form) -> int:
+    return 3 if form is Form.CUTTHROAT else 2
+
+
+def pairings(bots: Sequence[str], form: Form | str, *,
+             partnerships: str = "same") -> list[tuple[str, ...]]:
+    """Every pairing of ``bots`` as its base seat arrangement (see the module docstring),
+    in a deterministic order. Raises ConfigError naming ``bots`` when there are too few."""
+    f = _form(form)
+    mixed = _check_mode(f, partnerships)
+    names = _check_bots("bots", bots)
+    need = _min_bots(f)
+    if len(names) < need:
+        raise ConfigError("bots", f"{f.value} needs at least {need} bots; got {len(names)}")
+    if f is Form.TWO_HANDED:
+        return [(a, b) for a, b in itertools.combinations(names, 2)]
+    if f is Form.CUTTHROAT:
+        return [tuple(t) for t in itertools.combinations(names, 3)]
+    if not mixed:
+        return [(a, b, a, b) for a, b in itertools.combinations(names, 2)]
+    result: list[tuple[str, ...]] = []
+    if len(names) >= 4:
+        for a, b, c, d in itertools.combinations(names, 4):
+            for p, q in (((a, b), (c, d)), ((a, c), (b, d)), ((a, d), (b, c))):
+                result.append((p[0], q[0], p[1], q[1]))
+    else:
+        parts = list(itertools.combinations_with_replacement(names, 2))
+        for p, q in itertools.combinations(parts, 2):
+            result.append((p[0], q[0], p[1], q[1]))
+    return result
+
+
+def _check_places(game: ScheduledGame, places: Sequence[int]) -> tuple[int, ...]:
+    values = tuple(places)
+    if len(values) != len(game.seats):
+        raise ConfigError("places", f"{game.key}: needs one place per seat "
+                                    f"({len(game.seats)}); got {values}")
+    if not all(isinstance(p, int) and p >= 1 for p in values):
+        raise ConfigError("places", f"{game.key}: places are whole numbers from 1; "
+                                    f"got {values}")
+    return values
+
+
+def _score(mine: int, theirs: int) -> float:
+    return 1.0 if mine < theirs else 0.5 if mine == theirs else 0.0
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def rating_results(games: Iterable[tuple[ScheduledGame, Sequence[int]]]) -> list[Result]:
+    """Rating results of finished games, given as ``(game, places per seat)``.
+
+    Two-team forms give one :class:`~harness.ratings.Result` per game, team 0's side
+    against team 1's, scoring 1, 0 or (equal places) 0.5. Cutthroat gives one Result per
+    pair of seats ``(i, j)``, ``i < j``, scored from their places the same way.
+    """
+    results: list[Result] = []
+    for game, places in games:
+        values = _check_places(game, places)
+        teams = len(game.sides)
+        # Seat t is on team t for every t below the number of teams.
+        for i, j in itertools.combinations(range(teams), 2):
+            results.append(Result(game.sides[i], game.sides[j], _score(values[i], values[j])))
+    return results
+
+
+def head_to_head_score(game: ScheduledGame, places: Sequence[int], candidate: str,
+                       opponent: str) -> float | None:
+    """``candidate``'s score (1, 0.5 for equal places, 0) in a two-team game in which one
+    team is all ``candidate`` and the other all ``opponent``; None for any other game."""
+    if len(game.sides) != 2 or candidate == opponent:
+        return None
+    members: list[set[str]] = [set(), set()]
+    for seat, name in enumerate(game.seats):
+        members[game.team_of(seat)].add(name)
+    if members == [{candidate}, {opponent}]:
+        mine = 0
+    elif members == [{opponent}, {candidate}]:
+        mine = 1
+    else:
+        return None
+    values = _check_places(game, places)
+    return _score(values[mine], values[1 - mine])
+
+
+def pair_counts(candidate: str, opponent: str,
+                games: Iterable[tuple[ScheduledGame, Sequence[int]]]) -> Pentanomial:
+    """The pentanomial of ``candidate`` against ``opponent`` over complete duplicate pairs:
+    groups with exactly tables 0 and 1 among their head-to-head games (see
+    :func:`head_to_head_score`). Other games and incomplete groups are ignored."""
+    by_group: dict[str, dict[int, float]] = {}
+    for game, places in games:
+        s = head_to_head_score(game, places, candidate, opponent)
+        if s is not None:
+            by_group.setdefault(game.group, {})[game.table] = s
+    return Pentanomial.from_pair_scores(
+        t[0] + t[1] for t in by_group.values() if set(t) == {0, 1})
+
+
+def game_counts(candidate: str, opponent: str,
+                games: Iterable[tuple[ScheduledGame, Sequence[int]]]) -> Trinomial:
+    """The trinomial (losses, draws, wins) of ``candidate`` against ``opponent`` over every
+    head-to-head game, duplicate or not."""
+    scores = []
+    for game, places in games:
+        s = head_to_head_score(game, places, candidate, opponent)
+        if s is not None:
+            scores.append(s)
+    return Trinomial.from_scores(scores)
+
+
+# --------------------------------------------------------------------------- formats
+
+
+class TournamentFormat(abc.ABC):
+    """A tournament format: hands out games lazily and takes their results."""
+
+    name: ClassVar[str]
+
+    @abc.abstractmethod
+    def games(self) -> Iterator[ScheduledGame]:
+        """The next games to play, in order, lazily; continues where the last call
+        stopped. A finite format yields all remaining games; SPRT one group per call."""
+
+    @abc.abstractmethod
+    def total(self) -> int | None:
+        """The number of games in the whole schedule; None if open-ended (SPRT)."""
+
+    @abc.abstractmethod
+    def record(self, game: ScheduledGame, places: Sequence[int]) -> None:
+        """A finished game's places per seat (1 = first). Recording a key twice is a
+        no-op."""
+
+    @abc.abstractmethod
+    def done(self) -> bool:
+        """No more games are needed."""
+
+    @abc.abstractmethod
+    def status(self) -> str:
+        """One line for progress displays."""
+
+    @abc.abstractmethod
+    def seats_per_entrant(self) -> dict[str, int]:
+        """Per entrant, the most seats it holds in any one game of this format (how many
+        simultaneous instances of the bot one game needs)."""
+
+
+class _FixedSchedule(TournamentFormat):
+    """A finite schedule: ``games_per_pairing`` deal sets of each pairing, interleaved
+    round by round (round ``k`` plays deal set ``k`` of every pairing)."""
+
+    prefix: ClassVar[str]
+
+    def __init__(self, pairing_list: Sequence[tuple[str, ...]], form: Form, *,
+                 games_per_pairing: int, duplicate: bool, mixed: bool, seed: int) -> None:
+        if isinstance(games_per_pairing, bool) or not isinstance(games_per_pairing, int) \
+                or games_per_pairing < 1:
+            raise ConfigError("games", f"must be a whole number of at least 1; got "
+                                       f"{games_per_pairing!r}")
+        if not isinstance(duplicate, bool):
+            raise ConfigError("duplicate", f"must be true or false; got {duplicate!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise ConfigError("seed", f"must be a whole number; got {seed!r}")
+        self.form = form
+        self.pairings: tuple[tuple[str, ...], ...] = tuple(pairing_list)
+        self.games_per_pairing = games_per_pairing
+        self.duplicate = duplicate
+        self.mixed = mixed
+        self.seed = seed
+        self.tables = _teams(form) if duplicate else 1
+        self._round_width = max(4, len(str(games_per_pairing - 1)))
+        self._pairing_width = max(3, len(str(len(self.pairings) - 1)))
+        self._cursor = 0
+        self._recorded: set[str] = set()
+
+    @property
+    def partnerships(self) -> str:
+        return "mixed" if self.mixed else "same"
+
+    def game_at(self, index: int) -> ScheduledGame:
+        """The ``index``-th game of the schedule (0-based)."""
+        if not 0 <= index < self.total():
+            raise IndexError(index)
+        per_round = len(self.pairings) * self.tables
+        rnd, rest = divmod(index, per_round)
+        p, t = divmod(rest, self.tables)
+        base = self.pairings[p]
+        seats = _rotate(base, self.tables * rnd + t)
+        group = f"{self.prefix}/{rnd:0{self._round_width}d}/{p:0{self._pairing_width}d}"
+        key = f"{group}/t{t}" if self.duplicate else group
+        return ScheduledGame(key=key, seats=seats, seed=deal_seed(self.seed, rnd),
+                             group=group, table=t, sides=_sides(self.form, seats, self.mixed))
+
+    def games(self) -> Iterator[ScheduledGame]:
+        while self._cursor < self.total():
+            game = self.game_at(self._cursor)
+            self._cursor += 1
+            yield game
+
+    def total(self) -> int:
+        return len(self.pairings) * self.games_per_pairing * self.tables
+
+    def record(self, game: ScheduledGame, places: Sequence[int]) -> None:
+        _check_places(game, places)
+        if not game.key.startswith(self.prefix + "/"):
+            raise ConfigError("game", f"{game.key!r} is not a game of this {self.name}")
+        self._recorded.add(game.key)
+
+    @property
+    def recorded(self) -> int:
+        return len(self._recorded)
+
+    def done(self) -> bool:
+        return len(self._recorded) >= self.total()
+
+    def status(self) -> str:
+        return (f"{self.name}: {len(self._recorded)}/{self.total()} games, "
+                f"{len(self.pairings)} pairings x {self.games_per_pairing} deal sets"
+                f"{' x ' + str(self.tables) + ' tables' if self.duplicate else ''}")
+
+    def seats_per_entrant(self) -> dict[str, int]:
+        most: dict[str, int] = {}
+        for base in self.pairings:
+            for name, n in Counter(base).items():
+                most[name] = max(most.get(name, 0), n)
+        return most
+
+
+class RoundRobin(_FixedSchedule):
+    """Every pairing of ``bots`` plays ``games_per_pairing`` deal sets (each on every
+    table of its duplicate group when ``duplicate``)."""
+
+    name = "round-robin"
+    prefix = "rr"
+
+    def __init__(self, bots: Sequence[str], form: Form | str, *, games_per_pairing: int,
+                 duplicate: bool = True, partnerships: str = "same", seed: int = 1) -> None:
+        f = _form(form)
+        mixed = _check_mode(f, partnerships)
+        self.bots = _check_bots("bots", bots)
+        super().__init__(pairings(self.bots, f, partnerships=partnerships), f,
+                         games_per_pairing=games_per_pairing, duplicate=duplicate,
+                         mixed=mixed, seed=seed)
+
+
+class Gauntlet(_FixedSchedule):
+    """Each candidate against the field: for every candidate ``c``, the pairings of
+    ``[c, *field]`` in which ``c`` takes part (so never candidate against candidate)."""
+
+    name = "gauntlet"
+    prefix = "gauntlet"
+
+    def __init__(self, candidates: Sequence[str], field: Sequence[str], form: Form | str, *,
+                 games_per_pairing: int, duplicate: bool = True, partnerships: str = "same",
+                 seed: int = 1) -> None:
+        f = _form(form)
+        mixed = _check_mode(f, partnerships)
+        self.candidates = _check_bots("candidates", candidates)
+        self.field = _check_bots("field", field)
+        if not self.candidates:
+            raise ConfigError("candidates", "a gauntlet needs at least one candidate")
+        both = sorted(set(self.candidates) & set(self.field))
+        if both:
+            raise ConfigError("candidates", f"candidates cannot also be in the field: "
+                                            f"{', '.join(both)}")
+        need = _min_bots(f) - 1
+        if len(self.field) < need:
+            raise ConfigError("bots", f"a {f.value} gauntlet needs at least {need} "
+                                      f"bot(s) in the field besides the candidates; "
+                                      f"got {len(self.field)}")
+        found: list[tuple[str, ...]] = []
+        for c in self.candidates:
+            found.extend(p for p in pairings([c, *self.field], f, partnerships=partnerships)
+                         if c in p)
+        super().__init__(found, f, games_per_pairing=games_per_pairing,
+                         duplicate=duplicate, mixed=mixed, seed=seed)
+
+
+class SprtMatch(TournamentFormat):
+    """A head-to-head match of ``candidate`` against ``baseline`` that stops when the
+    SPRT of H0: Elo = ``elo0`` against H1: Elo = ``elo1`` decides, or after ``max_pairs``
+    units (duplicate pairs; single games when ``duplicate`` is off).
+
+    Two-handed, or four-handed with each side two copies of one bot. With duplicate the
+    unit is the pair of tables of one deal set: the candidate's pair score is the sum of
+    its two game scores (1 for the better place, 0.5 for equal places, 0 for the worse),
+    counted in a :class:`~harness.sprt.Pentanomial`; without, every game is a unit of a
+    :class:`~harness.sprt.Trinomial`. The decision is taken the first time the LLR
+    crosses a bound and then kept, whatever still-running games add afterwards.
+    """
+
+    name = "sprt"
+    prefix = "sprt"
+
+    def __init__(self, candidate: str, baseline: str, form: Form | str, *, elo0: float,
+                 elo1: float, alpha: float = 0.05, beta: float = 0.05, max_pairs: int,
+                 duplicate: bool = True, seed: int = 1) -> None:
+        f = _form(form)
+        if f is Form.CUTTHROAT:
+            raise ConfigError("format", "an SPRT match is head-to-head: two-handed or "
+                                        "four-handed, not cutthroat")
+        for option, value in (("candidate", candidate), ("baseline", baseline)):
+            if not isinstance(value, str) or not value:
+                raise ConfigError(option, f"must be a bot name; got {value!r}")
+        if candidate == baseline:
+            raise ConfigError("baseline", "must differ from the candidate")
+        if isinstance(max_pairs, bool) or not isinstance(max_pairs, int) or max_pairs < 1:
+            raise ConfigError("max_pairs", f"must be a whole number of at least 1; got "
+                                           f"{max_pairs!r}")
+        if not isinstance(duplicate, bool):
+            raise ConfigError("duplicate", f"must be true or false; got {duplicate!r}")
+        self.sprt = Sprt(float(elo0), float(elo1), float(alpha), float(beta))
+        self.form = f
+        self.candidate = candidate
+        self.baseline = baseline
+        self.max_pairs = max_pairs
+        self.duplicate = duplicate
+        self.seed = seed
+        self.tables = 2 if duplicate else 1
+        self._base: tuple[str, ...] = ((candidate, baseline) if f is Form.TWO_HANDED
+                                       else (candidate, baseline, candidate, baseline))
+        self._width = max(6, len(str(max_pairs - 1)))
+        self._issued = 0
+        self._counts = [0.0] * (5 if duplicate else 3)
+        self._units = 0
+        self._pending: dict[str, dict[int, float]] = {}
+        self._recorded: set[str] = set()
+        self._decision = SprtDecision.CONTINUE
+
+    # -- inspection
+    @property
+    def decision(self) -> SprtDecision:
+        """CONTINUE until the LLR first crossed a bound (stays CONTINUE if the match ends
+        at ``max_pairs`` undecided)."""
+        return self._decision
+
+    @property
+    def counts(self) -> Pentanomial | Trinomial:
+        """The counts so far: a Pentanomial of complete pairs, or a Trinomial of games."""
+        return Pentanomial(self._counts) if self.duplicate else Trinomial(self._counts)
+
+    @property
+    def units(self) -> int:
+        """Complete units counted (pairs, or games without duplicate)."""
+        return self._units
+
+    @property
+    def issued(self) -> int:
+        """Units handed out by :meth:`games` so far."""
+        return self._issued
+
+    def sprt_status(self) -> SprtStatus:
+        return self.sprt.status(self.counts)
+
+    # -- the format hooks
+    def group_games(self, index: int) -> tuple[ScheduledGame, ...]:
+        """The games of unit ``index`` (0-based), one per table."""
+        group = f"{self.prefix}/{index:0{self._width}d}"
+        seed = deal_seed(self.seed, index)
+        out = []
+        for t in range(self.tables):
+            seats = _rotate(self._base, self.tables * index + t)
+            key = f"{group}/t{t}" if self.duplicate else group
+            out.append(ScheduledGame(key=key, seats=seats, seed=seed, group=group, table=t,
+                                     sides=_sides(self.form, seats, False)))
+        return tuple(out)
+
+    def games(self) -> Iterator[ScheduledGame]:
+        if self.done() or self._issued >= self.max_pairs:
+            return
+        index = self._issued
+        self._issued += 1
+        yield from self.group_games(index)
+
+    def total(self) -> int | None:
+        return None
+
+    def record(self, game: ScheduledGame, places: Sequence[int]) -> None:
+        if game.key in self._recorded:
+            return
+        score = head_to_head_score(game, places, self.candidate, self.baseline)
+        if score is None or not game.key.startswith(self.prefix + "/"):
+            raise ConfigError("game", f"{game.key!r} is not a game of this SPRT match")
+        self._recorded.add(game.key)
+        if self.duplicate:
+            tables = self._pending.setdefault(game.group, {})
+            tables[game.table] = score
+            if len(tables) < self.tables:
+                return
+            del self._pending[game.group]
+            self._counts[round(2 * sum(tables.values()))] += 1.0
+        else:
+            self._counts[round(2 * score)] += 1.0
+        self._units += 1
+        if self._decision is SprtDecision.CONTINUE:
+            self._decision = self.sprt.status(self.counts).decision
+
+    def done(self) -> bool:
+        return self._decision is not SprtDecision.CONTINUE or self._units >= self.max_pairs
+
+    def status(self) -> str:
+        st = self.sprt_status()
+        counts = self.counts
+        elo, ci = counts.elo(), counts.elo_ci95()
+        ci_text = f"{ci:.1f}" if math.isfinite(ci) else "inf"
+        unit = "pairs" if self.duplicate else "games"
+        shown = " ".join(f"{c:g}" for c in counts.counts)
+        verdict = {SprtDecision.CONTINUE: "running" if not self.done() else "inconclusive",
+                   SprtDecision.ACCEPT_H0: "H0 accepted",
+                   SprtDecision.ACCEPT_H1: "H1 accepted"}[self._decision]
+        return (f"SPRT {self.candidate} vs {self.baseline} "
+                f"[{self.sprt.elo0:g}, {self.sprt.elo1:g}]: LLR {st.llr:.2f} "
+                f"({st.lower:.2f}, {st.upper:.2f}), Elo {elo:+.1f} +/- {ci_text}, "
+                f"{self._units}/{self.max_pairs} {unit} [{shown}], {verdict}")
+
+    def seats_per_entrant(self) -> dict[str, int]:
+        n = len(self._base) // 2
+        return {self.candidate: n, self.baseline: n}
