@@ -26,7 +26,7 @@ from harness.rules.cards import (
     effective_suit,
     trick_power,
 )
-from harness.rules.config import Form, RulesConfig
+from harness.rules.config import RulesConfig
 from harness.rules.hand import Phase
 from harness.rules.observation import Observation
 from harness.sdk import Bot, run
@@ -34,7 +34,7 @@ from harness.sdk import Bot, run
 TRUMP_VALUE = {100: 3.5, 99: 3.0, 98: 2.5, 14: 2.0, 13: 1.6, 12: 1.4, 10: 1.2, 9: 1.0, 8: 0.9,
                7: 0.8}
 ORDER_THRESHOLD = 6.0
-ALONE_THRESHOLD = 11.0
+ALONE_THRESHOLD = 9.5
 
 
 def card_value(card: Card, trump: Suit | None) -> float:

@@ -10,13 +10,15 @@ The same values replace ``{address}``, ``{token}`` and ``{name}`` in the command
 arguments, for bots that prefer flags. Each process runs in its own process group (so
 partners cannot share memory and a bot's children die with it); its stdout and stderr go
 to ``<log_dir>/<name>-<instance>.log``. Optional limits: CPU seconds and address-space
-megabytes (``setrlimit``).
+megabytes (``setrlimit``). On Linux a bot is killed by the kernel if the referee dies,
+so none outlives it even when the referee is killed with SIGKILL.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import dataclasses
 import os
 import resource
@@ -86,7 +88,8 @@ class BotProcess:
         self._log.flush()
         cpu, mem = self.command.cpu_seconds, self.command.memory_mb
 
-        def limits() -> None:  # runs in the child, after setsid
+        def child_setup() -> None:  # runs in the child, after setsid
+            _die_with_parent()
             if cpu:
                 resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
             if mem:
@@ -96,7 +99,7 @@ class BotProcess:
             self._proc = await asyncio.create_subprocess_exec(
                 *argv, cwd=self.command.cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
                 stdout=self._log, stderr=self._log, start_new_session=True,
-                preexec_fn=limits if (cpu or mem) else None,
+                preexec_fn=child_setup,
             )
         except OSError as e:
             self._close_log()
@@ -137,6 +140,16 @@ class BotProcess:
         if self._log is not None:
             self._log.close()
             self._log = None
+
+
+def _die_with_parent() -> None:
+    """Linux: have the kernel SIGKILL this process if the referee dies, even by SIGKILL,
+    so no bot outlives it. Elsewhere a no-op."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:

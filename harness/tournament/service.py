@@ -164,6 +164,7 @@ class TournamentService:
                 if entry.version == seen:
                     await entry.changed.wait()
                 seen = entry.version
+            final = entry.status not in ("pending", "running")
             yield rpb.WatchTournamentResponse(tournament=self._progress(entry))
-            if entry.status not in ("pending", "running"):
+            if final:
                 return

@@ -1,0 +1,5 @@
+"""``python -m harness`` is ``euchre-harness``."""
+
+from harness.cli import main
+
+main()

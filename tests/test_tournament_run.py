@@ -1,0 +1,192 @@
+"""Tournaments end to end: real referee, real bot processes, real store.
+
+The default tournament ranks heuristic above random; a run killed with SIGKILL resumes
+and ends with every scheduled game stored exactly once; the CLI commands work on the
+results; the SPRT stops when it can decide.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.sprt import SprtDecision
+from harness.store import ResultsStore
+from harness.tournament.config import default_config, load_config
+from harness.tournament.results import fit_ratings, tournament_report
+from harness.tournament.runner import TournamentRunner, store_path
+from harness.tournament.schedule import SprtMatch
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cli(*args: str, cwd: Path = ROOT, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, text=True,
+                          capture_output=True, timeout=timeout)
+
+
+def small_config(tmp_path: Path, games: int = 6, extra: str = "") -> Path:
+    path = tmp_path / "t.toml"
+    path.write_text(f"""
+name = "small"
+output = "{tmp_path / 'out'}"
+games = {games}
+concurrency = 2
+tc = "2+10"
+{extra}
+[rules]
+form = "two-handed"
+target = 5
+
+[[bot]]
+name = "random"
+command = "{{python}} -m sample_bots.random_bot"
+
+[[bot]]
+name = "heuristic"
+command = "{{python}} -m sample_bots.heuristic_bot"
+""")
+    return path
+
+
+def test_default_tournament_ranks_heuristic_above_random_with_separate_intervals(
+        tmp_path: Path) -> None:
+    config = load_config(None, {"output": str(tmp_path)})
+    assert config.to_dict() == default_config().to_dict()
+    state = asyncio.run(TournamentRunner(config).run())
+    assert state.finished and state.done == config.make_format().total()
+    with ResultsStore(store_path(tmp_path)) as store:
+        rows = list(store.games(config.id))
+    assert len(rows) == state.done
+    ratings = fit_ratings(rows)
+    assert ratings is not None
+    assert ratings.players[0] == "heuristic"
+    lo_h, _ = ratings.interval("heuristic")
+    _, hi_r = ratings.interval("random")
+    assert lo_h > hi_r, (ratings.elo, ratings.ci95)
+    report = tournament_report(config)
+    assert "heuristic" in report and "random" in report
+    for name in ("report.md", "summary.json", "games.jsonl"):
+        assert (tmp_path / name).stat().st_size > 0
+
+
+def test_a_run_killed_with_sigkill_resumes_and_stores_every_game_exactly_once(
+        tmp_path: Path) -> None:
+    config_path = small_config(tmp_path, games=12)
+    config = load_config(config_path)
+    total = config.make_format().total()
+    assert total is not None
+    db = store_path(tmp_path / "out")
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "run", str(config_path),
+                             "--quiet"], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        stored = 0
+        while time.monotonic() < deadline:
+            if db.exists():
+                with sqlite3.connect(db) as con:
+                    try:
+                        stored = con.execute("select count(*) from games").fetchone()[0]
+                    except sqlite3.OperationalError:
+                        stored = 0
+            if stored >= 4:
+                break
+            time.sleep(0.05)
+        assert 4 <= stored < total, f"could not catch the run in the middle ({stored})"
+        os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(10)
+    with sqlite3.connect(db) as con:
+        assert con.execute("pragma integrity_check").fetchone()[0] == "ok"
+        before = con.execute("select count(*) from games").fetchone()[0]
+    assert before < total
+    done = cli("run", str(config_path), "--quiet")
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(db) as con:
+        keys = [k for (k,) in con.execute("select game_key from games")]
+    expected = sorted(g.key for g in config.make_format().games())
+    assert sorted(keys) == expected  # every scheduled game, each exactly once
+    again = cli("run", str(config_path), "--quiet")  # a finished run plays nothing more
+    assert again.returncode == 0
+    with sqlite3.connect(db) as con:
+        assert con.execute("select count(*) from games").fetchone()[0] == total
+
+
+def test_ratings_and_replay_commands_read_the_store(tmp_path: Path) -> None:
+    config_path = small_config(tmp_path, games=2)
+    run = cli("run", str(config_path), "--quiet", "--markdown")
+    assert run.returncode == 0, run.stderr
+    assert "| heuristic" in run.stdout
+    db = store_path(tmp_path / "out")
+    ratings = cli("ratings", str(db))
+    assert ratings.returncode == 0 and "heuristic" in ratings.stdout
+    with ResultsStore(db) as store:
+        row = next(iter(store.games("small")))
+    replay = cli("replay", row.game_key, "--store", str(db))
+    assert replay.returncode == 0, replay.stderr
+    assert "trick" in replay.stdout.lower() and row.seats[0] in replay.stdout
+    missing = cli("replay", "no/such/game", "--store", str(db))
+    assert missing.returncode == 2 and "no game" in missing.stderr
+
+
+def test_a_bad_configuration_is_an_error_naming_the_key(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\n[[bot]]\nname = "a"\ncomand = "true"\n')
+    result = cli("run", str(bad))
+    assert result.returncode == 2
+    assert "bot[0].comand" in result.stderr
+
+
+def test_match_command_prints_one_line_per_game(tmp_path: Path) -> None:
+    result = cli("match", "--form", "two-handed", "--games", "2", "--target", "3",
+                 "--bot", "r={python} -m sample_bots.random_bot",
+                 "--bot", "h={python} -m sample_bots.heuristic_bot",
+                 "--log-dir", str(tmp_path / "logs"))
+    assert result.returncode == 0, result.stderr
+    lines = [ln for ln in result.stdout.splitlines() if ln.startswith("game ")]
+    assert len(lines) == 2 and all("normal" in ln for ln in lines)
+    assert result.stdout.strip().splitlines()[-1].startswith("wins:")
+
+
+def test_sprt_accepts_h1_for_heuristic_against_random(tmp_path: Path) -> None:
+    config = load_config(small_config(tmp_path, extra='format = "sprt"\n[sprt]\n'
+                                                      'candidate = "heuristic"\n'
+                                                      'baseline = "random"\n'
+                                                      'elo0 = 0\nelo1 = 150\n'
+                                                      'max_pairs = 200\n'))
+    runner = TournamentRunner(config)
+    state = asyncio.run(runner.run())
+    fmt = runner.format
+    assert isinstance(fmt, SprtMatch)
+    assert state.finished
+    assert fmt.decision is SprtDecision.ACCEPT_H1, fmt.status()
+    assert fmt.units < 200  # it stopped early
+    report = tournament_report(config)
+    assert "H1" in report or "accept" in report.lower()
+
+
+@pytest.mark.parametrize("form", ["cutthroat", "four-handed"])
+def test_round_robin_in_other_forms_plays_every_game(tmp_path: Path, form: str) -> None:
+    extra = 'partnerships = "mixed"\n' if form == "four-handed" else ""
+    path = small_config(tmp_path, games=1, extra=extra)
+    text = path.read_text().replace('form = "two-handed"', f'form = "{form}"')
+    if form == "cutthroat":
+        text += '\n[[bot]]\nname = "random2"\ncommand = "{python} -m sample_bots.random_bot"\n'
+    path.write_text(text)
+    config = load_config(path)
+    state = asyncio.run(TournamentRunner(config).run())
+    assert state.finished
+    with ResultsStore(store_path(tmp_path / "out")) as store:
+        rows = list(store.games(config.id))
+    assert len(rows) == config.make_format().total()
+    assert all(r.termination == "normal" for r in rows), [r.record["detail"] for r in rows]
+    assert fit_ratings(rows) is not None
