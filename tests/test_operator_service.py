@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -37,16 +38,17 @@ def test_operator_service_runs_and_reports_tournaments(tmp_path: Path) -> None:
         async with Arena(log_dir=tmp_path / "logs") as arena:
             arena.server.tournaments = TournamentService(arena, tmp_path / "out")
             async with grpc.aio.insecure_channel(arena.server.address) as channel:
-                health = health_pb2_grpc.HealthStub(channel)
+                # The health and reflection stubs ship without usable type hints.
+                health: Any = health_pb2_grpc.HealthStub(channel)
                 status = await health.Check(health_pb2.HealthCheckRequest(service=""))
                 assert status.status == health_pb2.HealthCheckResponse.SERVING
 
-                refl = reflection_pb2_grpc.ServerReflectionStub(channel)
+                refl: Any = reflection_pb2_grpc.ServerReflectionStub(channel)
                 call = refl.ServerReflectionInfo()
                 await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
                 answer = await call.read()
                 await call.done_writing()
-                names = {s.name for s in answer.list_services_response.service}  # type: ignore[union-attr]
+                names = {s.name for s in answer.list_services_response.service}
                 assert {"euchre.v1.RefereeService", "euchre.v1.OperatorService"} <= names
 
                 op = rpc.OperatorServiceStub(channel)
@@ -97,13 +99,13 @@ def test_graceful_shutdown_turns_health_to_not_serving(tmp_path: Path) -> None:
         await arena.server.start()
         address = arena.server.address
         async with grpc.aio.insecure_channel(address) as channel:
-            health = health_pb2_grpc.HealthStub(channel)
+            health: Any = health_pb2_grpc.HealthStub(channel)
             watch = health.Watch(health_pb2.HealthCheckRequest(service=""))
             first = await watch.read()
-            assert first.status == health_pb2.HealthCheckResponse.SERVING  # type: ignore[union-attr]
+            assert first.status == health_pb2.HealthCheckResponse.SERVING
             stopping = asyncio.ensure_future(arena.close())
             second = await watch.read()
-            assert second.status == health_pb2.HealthCheckResponse.NOT_SERVING  # type: ignore[union-attr]
+            assert second.status == health_pb2.HealthCheckResponse.NOT_SERVING
             await stopping
 
     asyncio.run(scenario())
