@@ -43,7 +43,7 @@ def test_operator_service_runs_and_reports_tournaments(tmp_path: Path) -> None:
                 status = await health.Check(health_pb2.HealthCheckRequest(service=""))
                 assert status.status == health_pb2.HealthCheckResponse.SERVING
 
-                refl: Any = reflection_pb2_grpc.ServerReflectionStub(channel)
+                refl: Any = reflection_pb2_grpc.ServerReflectionStub(channel)  # type: ignore[arg-type]
                 call = refl.ServerReflectionInfo()
                 await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
                 answer = await call.read()
