@@ -117,39 +117,63 @@ async def play_session(bot: Bot, address: str, token: str,
         stub = rpc.RefereeServiceStub(channel)
         call = stub.Connect()
         caps = rpb.Capabilities(forms=[convert.FORM_TO_PB[f] for f in bot.forms],
-                                decks=[convert.DECK_TO_PB[d] for d in bot.decks])
+                                decks=[convert.DECK_TO_PB[d] for d in bot.decks],
+                                bundles=True)
         await call.write(rpb.ConnectRequest(hello=rpb.Hello(
             protocol_version=PROTOCOL_VERSION, bot_name=bot.name, bot_version=bot.version,
             token=token, capabilities=caps)))
-        rules: RulesConfig | None = None
+        handler = _Handler(bot, welcomed)
         while True:
             raw = await call.read()
             if raw is grpc.aio.EOF:
                 return "the referee closed the stream"
             msg: rpb.ConnectResponse = raw  # type: ignore[assignment]
-            which = msg.WhichOneof("payload")
-            if which == "decision_request":
-                req = msg.decision_request
-                action = bot.decide(req, rules)
-                await call.write(rpb.ConnectRequest(decision_reply=rpb.DecisionReply(
-                    request_id=req.request_id, action=convert.action_to_pb(action))))
-            elif which == "game_event":
-                bot.on_event(msg.game_event)
-            elif which == "game_start":
-                gs = msg.game_start
-                rules = convert.rules_from_pb(gs.rules)
-                bot.on_game_start(rules, gs.seat, list(gs.seat_names))
-            elif which == "welcome" and welcomed is not None:
-                welcomed.append(True)
-            elif which == "game_over":
-                bot.on_game_over(msg.game_over)
-            elif which == "refusal":
-                raise HandshakeRefused(rpb.RefusalReason.Name(msg.refusal.reason),
-                                       msg.refusal.detail)
-            elif which == "shutdown":
-                return f"shutdown: {msg.shutdown.reason}"
-            elif which == "fault":
-                log.warning("fault: %s", msg.fault.detail)
+            if msg.WhichOneof("payload") == "bundle":
+                replies = [handler.handle(m) for m in msg.bundle.messages]
+            else:
+                replies = [handler.handle(msg)]
+            for reply in replies:
+                if reply is not None:
+                    await call.write(reply)
+            if handler.ended is not None:
+                return handler.ended
+
+
+class _Handler:
+    """Dispatches one referee message to the bot; returns the reply to send, if any."""
+
+    def __init__(self, bot: Bot, welcomed: list[bool] | None) -> None:
+        self.bot = bot
+        self.welcomed = welcomed
+        self.rules: RulesConfig | None = None
+        self.ended: str | None = None
+
+    def handle(self, msg: rpb.ConnectResponse) -> rpb.ConnectRequest | None:
+        bot = self.bot
+        which = msg.WhichOneof("payload")
+        if which == "decision_request":
+            req = msg.decision_request
+            action = bot.decide(req, self.rules)
+            return rpb.ConnectRequest(decision_reply=rpb.DecisionReply(
+                request_id=req.request_id, action=convert.action_to_pb(action)))
+        if which == "game_event":
+            bot.on_event(msg.game_event)
+        elif which == "game_start":
+            gs = msg.game_start
+            self.rules = convert.rules_from_pb(gs.rules)
+            bot.on_game_start(self.rules, gs.seat, list(gs.seat_names))
+        elif which == "game_over":
+            bot.on_game_over(msg.game_over)
+        elif which == "welcome" and self.welcomed is not None:
+            self.welcomed.append(True)
+        elif which == "refusal":
+            raise HandshakeRefused(rpb.RefusalReason.Name(msg.refusal.reason),
+                                   msg.refusal.detail)
+        elif which == "shutdown":
+            self.ended = f"shutdown: {msg.shutdown.reason}"
+        elif which == "fault":
+            log.warning("fault: %s", msg.fault.detail)
+        return None
 
 
 async def run_async(bot: Bot, address: str, token: str, *, reconnect: bool = True,

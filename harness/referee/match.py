@@ -98,23 +98,25 @@ class GameRunner:
         self._tricks_in_hand = 0
 
     # ------------------------------------------------------------------ sending
-    async def _send(self, seat: int, msg: rpb.ConnectResponse) -> None:
+    def _post(self, seat: int, msg: rpb.ConnectResponse) -> None:
+        self.seats[seat].post(msg)
+
+    async def _flush(self, session: Session, last: rpb.ConnectResponse | None = None) -> None:
         # A closed stream is noticed (and charged) when the seat is next asked to decide.
         with contextlib.suppress(BotTerminatedError):
-            await self.seats[seat].send(msg)
+            await session.flush(last)
 
-    async def _broadcast(self, msg: rpb.ConnectResponse) -> None:
-        await asyncio.gather(*(self._send(s, msg) for s in range(len(self.seats))))
-
-    async def _flush_events(self) -> None:
+    def _queue_events(self) -> None:
+        """Queue every new engine event for the seats that may see it."""
         game = self.game
         events, self._cursor = game.new_events(self._cursor)
+        seats = range(len(self.seats))
         for hi, ev in events:
             kind = ev.kind
             if kind is EventKind.DEAL:
                 assert ev.to is not None
                 self._tricks_in_hand = 0
-                await self._send(ev.to, rpb.ConnectResponse(hand_start=convert.hand_start_to_pb(
+                self._post(ev.to, rpb.ConnectResponse(hand_start=convert.hand_start_to_pb(
                     game.hands[hi], ev.to, hi, self._scores_before(hi))))
                 continue
             if kind is EventKind.TRICK:
@@ -124,10 +126,8 @@ class GameRunner:
             if pbev is None:
                 continue
             msg = rpb.ConnectResponse(game_event=pbev)
-            if ev.to is None:
-                await self._broadcast(msg)
-            else:
-                await self._send(ev.to, msg)
+            for s in (seats if ev.to is None else (ev.to,)):
+                self._post(s, msg)
 
     def _scores_before(self, hand_index: int) -> list[int]:
         scores = [0] * len(self.game.scores)
@@ -147,15 +147,18 @@ class GameRunner:
                              bank_ms=int(self.tc.bank * 1000))
         for s in range(cfg.players):
             partner = (s + 2) % 4 if cfg.form is Form.FOUR_HANDED else None
-            await self._send(s, rpb.ConnectResponse(game_start=rpb.GameStart(
+            self._post(s, rpb.ConnectResponse(game_start=rpb.GameStart(
                 game_id=self.game_id, rules=rules, seat=s, partner_seat=partner,
                 seat_names=self.names, target=cfg.target, time_control=tc)))
         termination = Termination.NORMAL
         detail = ""
         loser: int | None = None
         game = self.game
+        eager = [s for s in self.seats if not s.bundles]  # bots sent every message at once
         while True:
-            await self._flush_events()
+            self._queue_events()
+            for session in eager:
+                await self._flush(session)
             if game.outcome is not None:
                 break
             if self.stop is not None and self.stop.is_set():
@@ -170,7 +173,7 @@ class GameRunner:
                 forfeit = (fault.kind in _FATAL or self.policy.kind is PolicyKind.FORFEIT
                            or strikes >= self.policy.max_strikes)
                 action = None if forfeit else game.legal_actions()[0]
-                await self._send(seat, rpb.ConnectResponse(fault=rpb.Fault(
+                self._post(seat, rpb.ConnectResponse(fault=rpb.Fault(
                     kind=_FAULT_PB.get(fault.kind, rpb.FAULT_KIND_UNSPECIFIED),
                     detail=fault.detail, strikes=strikes, request_id=self._request_id,
                     played_action=convert.action_to_pb(action) if action else None)))
@@ -256,8 +259,9 @@ class GameRunner:
             "faults": [f.to_dict() for f in self.faults],
             "started_at": started_at,
         })
+        self._queue_events()
         for seat in range(cfg.players):
-            await self._send(seat, rpb.ConnectResponse(game_over=rpb.GameOver(
+            await self._flush(self.seats[seat], rpb.ConnectResponse(game_over=rpb.GameOver(
                 game_id=self.game_id, scores=scores, winner_team=winner, places=places,
                 your_place=places[seat], termination=_TERMINATION_PB[termination],
                 detail=detail, forfeit_seat=loser, hands_played=len(game.hands))))

@@ -119,7 +119,7 @@ class RefereeServicer(rpc.RefereeServiceServicer):
                              f"support", grpc.StatusCode.FAILED_PRECONDITION)
                 return None
         session = Session(context, slot, hello.bot_name[:100], hello.bot_version[:100],
-                          context.peer())
+                          context.peer(), bundles=hello.capabilities.bundles)
         await context.write(rpb.ConnectResponse(welcome=rpb.Welcome(
             session_id=session.id, protocol_version=PROTOCOL_VERSION,
             referee_version=__version__)))

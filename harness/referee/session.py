@@ -15,7 +15,6 @@ already timed out is late and ignored.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import enum
 import itertools
 import secrets
@@ -107,8 +106,9 @@ class Session:
     """One live ``Connect`` stream."""
 
     def __init__(self, context: grpc.aio.ServicerContext[Any, Any], slot: Slot,
-                 bot_name: str, bot_version: str, peer: str) -> None:
+                 bot_name: str, bot_version: str, peer: str, *, bundles: bool = False) -> None:
         self.id = f"s{next(_session_ids)}-{secrets.token_hex(4)}"
+        self.bundles = bundles  # the bot takes Bundle messages (Capabilities.bundles)
         self.context = context
         self.slot = slot
         self.bot_name = bot_name
@@ -121,6 +121,27 @@ class Session:
         self._pending_id = 0
         self._pending: asyncio.Future[rpb.DecisionReply] | None = None
         self._last_issued = 0
+        self._outbox: list[rpb.ConnectResponse] = []
+
+    def post(self, message: rpb.ConnectResponse) -> None:
+        """Queue a message; it goes out with the next :meth:`flush` (a bundling bot gets
+        the queue in one Bundle with its next decision request or game over)."""
+        self._outbox.append(message)
+
+    async def flush(self, last: rpb.ConnectResponse | None = None) -> None:
+        """Send everything queued (plus ``last``): one Bundle to a bot that takes them,
+        else one message at a time."""
+        queued = self._outbox
+        if last is not None:
+            queued.append(last)
+        if not queued:
+            return
+        self._outbox = []
+        if self.bundles and len(queued) > 1:
+            await self.send(rpb.ConnectResponse(bundle=rpb.Bundle(messages=queued)))
+        else:
+            for message in queued:
+                await self.send(message)
 
     async def send(self, message: rpb.ConnectResponse) -> None:
         if self.closed.is_set():
@@ -132,13 +153,6 @@ class Session:
             self.close(f"write failed: {e!r}")
             raise BotTerminatedError(f"{self.slot.name}: stream closed ({e!r})") from e
 
-    def send_soon(self, message: rpb.ConnectResponse) -> asyncio.Task[None]:
-        """Send without waiting; failures only close the session."""
-        async def go() -> None:
-            with contextlib.suppress(BotTerminatedError):
-                await self.send(message)
-        return asyncio.ensure_future(go())
-
     async def decide(self, request: rpb.DecisionRequest, timeout: float) -> rpb.DecisionReply:
         """Send a decision request and wait for its reply. Raises BotTimeoutError,
         BotTerminatedError or ProtocolViolation."""
@@ -149,23 +163,21 @@ class Session:
         fut: asyncio.Future[rpb.DecisionReply] = loop.create_future()
         self._pending, self._pending_id = fut, request.request_id
         self._last_issued = max(self._last_issued, request.request_id)
+        timer = None
         try:
-            await self.send(rpb.ConnectResponse(decision_request=request))
-            closed = asyncio.ensure_future(self.closed.wait())
-            try:
-                done, _ = await asyncio.wait((fut, closed), timeout=timeout,
-                                             return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                closed.cancel()
-            if fut in done:
-                return fut.result()
-            if self.closed.is_set():
-                raise BotTerminatedError(f"{self.slot.name}: stream closed "
-                                         f"({self.close_reason})")
-            raise BotTimeoutError(f"{self.slot.name}: no reply within {timeout:.3f}s")
+            await self.flush(rpb.ConnectResponse(decision_request=request))
+            timer = loop.call_later(timeout, self._expire, fut, timeout)
+            return await fut  # resolved by on_reply, _expire or close
         finally:
+            if timer is not None:
+                timer.cancel()
             self._pending = None
             self._pending_id = 0
+
+    def _expire(self, fut: asyncio.Future[rpb.DecisionReply], timeout: float) -> None:
+        if not fut.done():
+            fut.set_exception(BotTimeoutError(f"{self.slot.name}: no reply within "
+                                              f"{timeout:.3f}s"))
 
     def on_reply(self, reply: rpb.DecisionReply) -> None:
         fut = self._pending
@@ -174,7 +186,7 @@ class Session:
             return
         if 0 < reply.request_id <= self._last_issued:
             # A late reply to a request that timed out: it costs nothing more; say so.
-            self.send_soon(rpb.ConnectResponse(fault=rpb.Fault(
+            self.post(rpb.ConnectResponse(fault=rpb.Fault(
                 kind=rpb.FAULT_KIND_LATE_REPLY, request_id=reply.request_id,
                 detail=f"reply to request {reply.request_id} arrived after its time ran out; "
                        f"ignored")))
@@ -216,3 +228,7 @@ class Session:
         if not self.closed.is_set():
             self.close_reason = reason
             self.closed.set()
+            fut = self._pending
+            if fut is not None and not fut.done():
+                fut.set_exception(BotTerminatedError(f"{self.slot.name}: stream closed "
+                                                     f"({reason})"))

@@ -47,9 +47,16 @@ def derive(seed: int, label: str, index: int) -> int:
 def seeded_deck(config: RulesConfig, seed: int, hand_index: int) -> tuple[Card, ...]:
     cards = list(deck_cards(config.deck))
     r = derive(seed, "deck", hand_index)
-    for k in range(len(cards) - 1, 0, -1):
-        r, j = divmod(r, k + 1)
+    k = len(cards) - 1
+    while k > 1:  # two steps per divmod: the same digits as divmod(r, k+1) then (r, k)
+        r, x = divmod(r, (k + 1) * k)
+        j, j2 = x % (k + 1), x // (k + 1)
         cards[k], cards[j] = cards[j], cards[k]
+        cards[k - 1], cards[j2] = cards[j2], cards[k - 1]
+        k -= 2
+    if k == 1:
+        j = r % 2
+        cards[1], cards[j] = cards[j], cards[1]
     return tuple(cards)
 
 

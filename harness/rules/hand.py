@@ -38,7 +38,6 @@ from harness.rules.observation import TrickView
 from harness.rules.scoring import HandResult, score_hand, thrown_in
 
 HAND_SIZE = 5
-SINGLE: tuple[tuple[Card], ...] = tuple((c,) for c in ALL_CARDS)
 
 
 class Phase(enum.Enum):
@@ -58,6 +57,11 @@ class Phase(enum.Enum):
 
 _PLAY = Phase.PLAY
 _PLAYS = A.PLAY_ACTIONS
+# Legal lists that never vary are shared: callers must not modify what legal_actions()
+# returns.
+_ROUND_1 = [A.PASS, A.ORDER_UP]
+_ALONE = [A.GO_ALONE, A.NOT_ALONE]
+_PICKUP = [A.TAKE_UPCARD, A.LEAVE_UPCARD]
 _DISCARD_KIND = A.ActionKind.DISCARD
 
 
@@ -109,9 +113,22 @@ def _event(kind: EventKind, seat: int | None, to: int | None = None,
 
 
 _DEAL = EventKind.DEAL
+# Events that depend only on (seat, card) or (seat, yes/no) are immutable, so they are
+# built once here and shared: the hot path appends them without allocating.
+_SEATS = range(4)
+_PLAY_EVENTS = [[_event(EventKind.PLAY, s, cards=(c,)) for c in ALL_CARDS] for s in _SEATS]
+_TRICK_EVENTS = [_event(EventKind.TRICK, s) for s in _SEATS]
+_ROUND_1_EVENTS = [[_event(EventKind.BID, s, action=a) for a in (A.PASS, A.ORDER_UP)]
+                   for s in _SEATS]
+_ALONE_EVENTS = [[_event(EventKind.ALONE, s, flag=f) for f in (False, True)] for s in _SEATS]
+_SEAT_CARD = [[(s, c) for c in ALL_CARDS] for s in _SEATS]
+_PLAY_TRANSITIONS = [[Transition(s, A.PLAY_ACTIONS[c.id], Phase.PLAY) for c in ALL_CARDS]
+                     for s in _SEATS]
 _NEXT_SEAT = {n: [(s + 1) % n for s in range(n)] for n in (2, 3, 4)}
-_PLAY_EV = EventKind.PLAY
-_TRICK_EV = EventKind.TRICK
+_BID_EV = EventKind.BID
+_TRUMP_EV = EventKind.TRUMP
+_END_EV = EventKind.HAND_END
+_PICKUP_EV = EventKind.PICKUP
 
 
 @functools.cache
@@ -147,7 +164,6 @@ class Hand:
     """The state of one hand. See the module docstring for the protocol."""
 
     __slots__ = (
-        "_actions",
         "_active",
         "_alone_queue",
         "_best",
@@ -156,9 +172,8 @@ class Hand:
         "_legal",
         "_next_seat",
         "_passes",
-        "_phases",
         "_power",
-        "_seats",
+        "_transitions",
         "_winner",
         "alone",
         "config",
@@ -221,9 +236,7 @@ class Hand:
         self.leader: int | None = None
         self.tricks_won = [0] * n
         self.result: HandResult | None = None
-        self._seats: list[int] = []
-        self._actions: list[Action] = []
-        self._phases: list[Phase] = []
+        self._transitions: list[Transition] = []
         self.events: list[Event] = []
         self._passes = 0
         self._alone_queue: list[list[int]] = []
@@ -235,7 +248,8 @@ class Hand:
         self._eff: list[Suit | None] = []
         self._best = -1
         self._winner = 0
-        self.events.extend(_event(_DEAL, s, s, d) for s, d in enumerate(self.dealt))
+        self.events.extend([_new_tuple(Event, (_DEAL, s, s, d, None, None, None, None))
+                            for s, d in enumerate(self.dealt)])
         self.phase = Phase.BID_ROUND_1
         self.current: int | None = (dealer + 1) % n
         if self.upcard.is_joker:
@@ -281,7 +295,7 @@ class Hand:
             self._legal = None
             return self.legal_actions()
         if phase is Phase.BID_ROUND_1:
-            return [A.PASS, A.ORDER_UP]
+            return _ROUND_1
         if phase is Phase.BID_ROUND_2:
             calls = [A.CALL_ACTIONS[s] for s in Suit
                      if s is not self.upcard_suit or self.config.allow_turned_down_suit]
@@ -289,9 +303,9 @@ class Hand:
                 return calls
             return [A.PASS, *calls]
         if phase is Phase.GO_ALONE:
-            return [A.GO_ALONE, A.NOT_ALONE]
+            return _ALONE
         if phase is Phase.DEALER_PICKUP:
-            return [A.TAKE_UPCARD, A.LEAVE_UPCARD]
+            return _PICKUP
         if phase is Phase.DEALER_DISCARD:
             assert seat is not None
             return [A.DISCARD_ACTIONS[c.id] for c in self.hands[seat]]
@@ -305,14 +319,12 @@ class Hand:
     @property
     def transitions(self) -> list[Transition]:
         """Every applied action in order, as frozen records (built on each access)."""
-        return [_new_tuple(Transition, t) for t in zip(self._seats, self._actions,
-                                                        self._phases, strict=True)]
+        return list(self._transitions)
 
     @property
     def public_actions(self) -> list[tuple[int, Action]]:
         """(seat, action) of every action all players see: all but the discards."""
-        return [(s, a) for s, a in zip(self._seats, self._actions, strict=True)
-                if a.kind is not _DISCARD_KIND]
+        return [(s, a) for s, a, _ in self._transitions if a.kind is not _DISCARD_KIND]
 
     # ------------------------------------------------------------------ transitions
     def apply(self, action: Action) -> None:
@@ -326,14 +338,12 @@ class Hand:
         seat: int = self.current  # type: ignore[assignment]
         phase = self.phase
         self._legal = None
-        self._seats.append(seat)
-        self._actions.append(action)
-        self._phases.append(phase)
         if phase is _PLAY:  # the hot path, inline
             card: Card = action.card  # type: ignore[assignment]
+            cid = card.id
+            self._transitions.append(_PLAY_TRANSITIONS[seat][cid])
             self.hands[seat].remove(card)
             trick = self.trick
-            cid = card.id
             eff = self._eff
             if trick:
                 led = self._led
@@ -345,9 +355,8 @@ class Hand:
                 power += 200
             elif eff[cid] is led:
                 power = RANK_VALUE[cid]
-            trick.append((seat, card))
-            self.events.append(_new_tuple(Event, (_PLAY_EV, seat, None, SINGLE[cid],
-                                                  None, None, None, None)))
+            trick.append(_SEAT_CARD[seat][cid])
+            self.events.append(_PLAY_EVENTS[seat][cid])
             if power > self._best:
                 self._best = power
                 self._winner = seat
@@ -355,7 +364,9 @@ class Hand:
                 self.current = self._next_seat[seat]
             else:
                 self._trick_done()
-        elif phase is Phase.BID_ROUND_1:
+            return
+        self._transitions.append(_new_tuple(Transition, (seat, action, phase)))
+        if phase is Phase.BID_ROUND_1:
             self._bid_round_1(seat, action)
         elif phase is Phase.BID_ROUND_2:
             self._bid_round_2(seat, action)
@@ -364,7 +375,8 @@ class Hand:
         elif phase is Phase.DEALER_PICKUP:
             took = action is A.TAKE_UPCARD
             self.dealer_took = took
-            self.events.append(_event(EventKind.PICKUP, seat, flag=took))
+            self.events.append(_new_tuple(Event, (_PICKUP_EV, seat, None, (), None, took, None,
+                                                  None)))
             if took:
                 self.phase = Phase.DEALER_DISCARD
             else:
@@ -395,10 +407,10 @@ class Hand:
     def _fix_trump(self, suit: Suit, maker: int) -> None:
         self.trump = suit
         self.maker = maker
-        self.events.append(_event(EventKind.TRUMP, maker, suit=suit))
+        self.events.append(_new_tuple(Event, (_TRUMP_EV, maker, None, (), suit, None, None, None)))
 
     def _bid_round_1(self, seat: int, action: Action) -> None:
-        self.events.append(_event(EventKind.BID, seat, action=action))
+        self.events.append(_ROUND_1_EVENTS[seat][action is A.ORDER_UP])
         if action is A.ORDER_UP:
             self._fix_trump(self.upcard_suit, seat)  # type: ignore[arg-type]
             self.current = self.dealer
@@ -417,7 +429,8 @@ class Hand:
         self.current = (seat + 1) % self.n
 
     def _bid_round_2(self, seat: int, action: Action) -> None:
-        self.events.append(_event(EventKind.BID, seat, action=action, suit=action.suit))
+        self.events.append(_new_tuple(Event, (_BID_EV, seat, None, (), action.suit, None, action,
+                                              None)))
         if action is A.PASS:
             self._passes += 1
             if self._passes == self.n:
@@ -452,7 +465,7 @@ class Hand:
         self.current = stages[0][0]
 
     def _go_alone(self, seat: int, alone: bool) -> None:
-        self.events.append(_event(EventKind.ALONE, seat, flag=alone))
+        self.events.append(_ALONE_EVENTS[seat][alone])
         stage = self._alone_queue[0]
         stage.pop(0)
         if alone:
@@ -515,8 +528,7 @@ class Hand:
         winner = self._winner
         self.tricks.append(_new_tuple(TrickView, (trick[0][0], tuple(trick), winner)))
         self.tricks_won[winner] += 1
-        self.events.append(_new_tuple(Event, (_TRICK_EV, winner, None, (), None, None, None,
-                                              None)))
+        self.events.append(_TRICK_EVENTS[winner])
         self.trick = []
         if len(self.tricks) == HAND_SIZE:
             assert self.maker is not None
@@ -528,13 +540,13 @@ class Hand:
         self.result = result
         self.phase = Phase.HAND_OVER
         self.current = None
-        self.events.append(_event(EventKind.HAND_END, None, result=result))
+        self.events.append(_new_tuple(Event, (_END_EV, None, None, (), None, None, None, result)))
 
     # ------------------------------------------------------------------ records
     def to_record(self) -> dict[str, object]:
         return {
             "dealer": self.dealer,
             "deck": format_cards(self.deck),
-            "actions": [[s, str(a)] for s, a in zip(self._seats, self._actions, strict=True)],
+            "actions": [[s, str(a)] for s, a, _ in self._transitions],
             "result": self.result.to_dict() if self.result is not None else None,
         }

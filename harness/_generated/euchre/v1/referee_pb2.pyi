@@ -294,6 +294,13 @@ class Capabilities(_message.Message):
 
     FORMS_FIELD_NUMBER: _builtins.int
     DECKS_FIELD_NUMBER: _builtins.int
+    BUNDLES_FIELD_NUMBER: _builtins.int
+    bundles: _builtins.bool
+    """The bot understands Bundle messages. The referee then holds a seat's messages
+    (hand_start, game_event, ...) and delivers them in one Bundle together with the
+    seat's next decision_request, or with game_over, fault or shutdown: one write per
+    decision instead of one per event. Without it, every message is sent at once.
+    """
     @_builtins.property
     def forms(self) -> _containers.RepeatedScalarFieldContainer[_euchre_pb2.Form.ValueType]:
         """The forms the bot plays; empty = every form."""
@@ -307,10 +314,11 @@ class Capabilities(_message.Message):
         *,
         forms: _abc.Iterable[_euchre_pb2.Form.ValueType] | None = ...,
         decks: _abc.Iterable[_euchre_pb2.Deck.ValueType] | None = ...,
+        bundles: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decks", b"decks", "forms", b"forms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bundles", b"bundles", "decks", b"decks", "forms", b"forms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -405,6 +413,7 @@ class ConnectResponse(_message.Message):
     GAME_OVER_FIELD_NUMBER: _builtins.int
     FAULT_FIELD_NUMBER: _builtins.int
     SHUTDOWN_FIELD_NUMBER: _builtins.int
+    BUNDLE_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def welcome(self) -> Global___Welcome:
         """The handshake was accepted."""
@@ -441,6 +450,12 @@ class ConnectResponse(_message.Message):
     def shutdown(self) -> Global___Shutdown:
         """The referee is stopping; the stream ends after this message."""
 
+    @_builtins.property
+    def bundle(self) -> Global___Bundle:
+        """Several of the messages above, in order (only to bots that set
+        Capabilities.bundles).
+        """
+
     def __init__(
         self,
         *,
@@ -453,16 +468,43 @@ class ConnectResponse(_message.Message):
         game_over: Global___GameOver | None = ...,
         fault: Global___Fault | None = ...,
         shutdown: Global___Shutdown | None = ...,
+        bundle: Global___Bundle | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["decision_request", b"decision_request", "fault", b"fault", "game_event", b"game_event", "game_over", b"game_over", "game_start", b"game_start", "hand_start", b"hand_start", "payload", b"payload", "refusal", b"refusal", "shutdown", b"shutdown", "welcome", b"welcome"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bundle", b"bundle", "decision_request", b"decision_request", "fault", b"fault", "game_event", b"game_event", "game_over", b"game_over", "game_start", b"game_start", "hand_start", b"hand_start", "payload", b"payload", "refusal", b"refusal", "shutdown", b"shutdown", "welcome", b"welcome"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision_request", b"decision_request", "fault", b"fault", "game_event", b"game_event", "game_over", b"game_over", "game_start", b"game_start", "hand_start", b"hand_start", "payload", b"payload", "refusal", b"refusal", "shutdown", b"shutdown", "welcome", b"welcome"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bundle", b"bundle", "decision_request", b"decision_request", "fault", b"fault", "game_event", b"game_event", "game_over", b"game_over", "game_start", b"game_start", "hand_start", b"hand_start", "payload", b"payload", "refusal", b"refusal", "shutdown", b"shutdown", "welcome", b"welcome"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["welcome", "refusal", "game_start", "hand_start", "game_event", "decision_request", "game_over", "fault", "shutdown"]  # noqa: Y015
+    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["welcome", "refusal", "game_start", "hand_start", "game_event", "decision_request", "game_over", "fault", "shutdown", "bundle"]  # noqa: Y015
     _WhichOneofArgType_payload: _TypeAlias = _typing.Literal["payload", b"payload"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_payload) -> _WhichOneofReturnType_payload | None: ...
 
 Global___ConnectResponse: _TypeAlias = ConnectResponse  # noqa: Y015
+
+@_typing.final
+class Bundle(_message.Message):
+    """Messages delivered together, to be handled in order exactly as if each had arrived on
+    its own. A Bundle never contains another Bundle.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[Global___ConnectResponse]:
+        """The messages, oldest first."""
+
+    def __init__(
+        self,
+        *,
+        messages: _abc.Iterable[Global___ConnectResponse] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Bundle: _TypeAlias = Bundle  # noqa: Y015
 
 @_typing.final
 class Welcome(_message.Message):
