@@ -125,6 +125,7 @@ class Arena:
         game = Game(config, seed)
         scores = tuple(game.scores)
         places, winner = forfeit_places(config, scores, seat)
+        detail = f"seat {seat} ({seats[seat]}) forfeits: startup_failure: {detail}"
         fault = Fault(seat, seats[seat], FaultKind.STARTUP_FAILURE, detail)
         record = game.to_record()
         record.update({"game_id": game_id, "seats": list(seats), "termination": "forfeit",

@@ -93,7 +93,7 @@ class GameRunner:
         self.decision_ms: list[int] = []
         self._banks = [self.tc.bank] * config.players
         self._strikes = [0] * config.players
-        self._request_id = 0
+        self._request_id = 0  # the last request's id (ids are numbered per stream)
         self._cursor = (0, 0)
         self._tricks_in_hand = 0
 
@@ -191,7 +191,7 @@ class GameRunner:
         game = self.game
         session = self.seats[seat]
         budget = self.tc.per_decision + self._banks[seat]
-        self._request_id += 1
+        self._request_id = session.new_request_id()
         obs = game.observation(seat)
         request = convert.decision_request_to_pb(
             self._request_id, obs, int(budget * 1000), int(self._banks[seat] * 1000))
@@ -205,7 +205,9 @@ class GameRunner:
             fault_kind, detail = FaultKind.TIMEOUT, str(e)
         except BotTerminatedError as e:
             fault_kind, detail = FaultKind.DISCONNECT, str(e)
-            if self.crashed is not None and await self.crashed(seat):
+            if session.violated:
+                fault_kind = FaultKind.PROTOCOL_VIOLATION
+            elif self.crashed is not None and await self.crashed(seat):
                 fault_kind = FaultKind.CRASH
         except ProtocolViolation as e:
             fault_kind, detail = FaultKind.PROTOCOL_VIOLATION, str(e)

@@ -10,20 +10,20 @@ The same values replace ``{address}``, ``{token}`` and ``{name}`` in the command
 arguments, for bots that prefer flags. Each process runs in its own process group (so
 partners cannot share memory and a bot's children die with it); its stdout and stderr go
 to ``<log_dir>/<name>-<instance>.log``. Optional limits: CPU seconds and address-space
-megabytes (``setrlimit``). On Linux a bot is killed by the kernel if the referee dies,
-so none outlives it even when the referee is killed with SIGKILL.
+megabytes (through ``prlimit``). On Linux, a bot is killed by the kernel if the referee
+dies (``setpriv --pdeathsig``), so none outlives it even when the referee is SIGKILLed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import dataclasses
 import os
-import resource
 import shlex
+import shutil
 import signal
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
@@ -86,20 +86,11 @@ class BotProcess:
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self._log.write(f"--- start: {shlex.join(argv)}\n".encode())
         self._log.flush()
-        cpu, mem = self.command.cpu_seconds, self.command.memory_mb
-
-        def child_setup() -> None:  # runs in the child, after setsid
-            _die_with_parent()
-            if cpu:
-                resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-            if mem:
-                resource.setrlimit(resource.RLIMIT_AS, (mem << 20, mem << 20))
-
         try:
             self._proc = await asyncio.create_subprocess_exec(
-                *argv, cwd=self.command.cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
+                *_wrapped(argv, self.command.cpu_seconds, self.command.memory_mb),
+                cwd=self.command.cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
                 stdout=self._log, stderr=self._log, start_new_session=True,
-                preexec_fn=child_setup,
             )
         except OSError as e:
             self._close_log()
@@ -142,14 +133,23 @@ class BotProcess:
             self._log = None
 
 
-def _die_with_parent() -> None:
-    """Linux: have the kernel SIGKILL this process if the referee dies, even by SIGKILL,
-    so no bot outlives it. Elsewhere a no-op."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+def _wrapped(argv: list[str], cpu: int | None, mem: int | None) -> list[str]:
+    """The command line to exec. Where util-linux is installed, ``setpriv --pdeathsig``
+    has the kernel kill the bot if the referee dies (even by SIGKILL), and ``prlimit``
+    applies the CPU and memory limits. Both are exec wrappers, so the referee never runs
+    Python code between fork and exec (which is unsafe in a process using gRPC)."""
+    out = list(argv)
+    if cpu or mem:
+        prlimit = shutil.which("prlimit")
+        if prlimit is None:
+            raise BotStartupError("cpu_seconds / memory_mb need the prlimit command "
+                                  "(util-linux)")
+        limits = ([f"--cpu={cpu}"] if cpu else []) + ([f"--as={mem << 20}"] if mem else [])
+        out = [prlimit, *limits, "--", *out]
+    setpriv = shutil.which("setpriv")
+    if setpriv is not None and sys.platform.startswith("linux"):
+        out = [setpriv, "--pdeathsig", "KILL", "--", *out]
+    return out
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:

@@ -29,6 +29,9 @@ log = logging.getLogger("euchre.referee")
 
 PROTOCOL_VERSION = 1
 MAX_MESSAGE_BYTES = 64 * 1024  # far above the largest legal message (~2 KB)
+# The transport's own limit, a backstop: the referee checks MAX_MESSAGE_BYTES itself so
+# that an oversized message is charged as a protocol violation, not seen as a hang-up.
+TRANSPORT_MAX_BYTES = 4 * 1024 * 1024
 HANDSHAKE_TIMEOUT = 10.0
 
 _STATE_PB = {
@@ -119,7 +122,8 @@ class RefereeServicer(rpc.RefereeServiceServicer):
                              f"support", grpc.StatusCode.FAILED_PRECONDITION)
                 return None
         session = Session(context, slot, hello.bot_name[:100], hello.bot_version[:100],
-                          context.peer(), bundles=hello.capabilities.bundles)
+                          context.peer(), bundles=hello.capabilities.bundles,
+                          max_message_bytes=self.server.max_message_bytes)
         await context.write(rpb.ConnectResponse(welcome=rpb.Welcome(
             session_id=session.id, protocol_version=PROTOCOL_VERSION,
             referee_version=__version__)))
@@ -222,7 +226,8 @@ class RefereeServer:
 
     async def start(self) -> None:
         options: Sequence[tuple[str, Any]] = [
-            ("grpc.max_receive_message_length", self.max_message_bytes),
+            ("grpc.max_receive_message_length", max(self.max_message_bytes,
+                                                     TRANSPORT_MAX_BYTES)),
             ("grpc.max_send_message_length", self.max_message_bytes),
             ("grpc.keepalive_time_ms", 20_000),
             ("grpc.keepalive_timeout_ms", 10_000),

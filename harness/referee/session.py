@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from harness._generated.euchre.v1 import referee_pb2 as rpb
 from harness.errors import BotTerminatedError, BotTimeoutError, ProtocolViolation
@@ -82,7 +83,7 @@ class Registry:
 
     def add(self, name: str, instance: int, token: str | None = None, *,
             remote: bool = False) -> Slot:
-        token = token or secrets.token_urlsafe(18)
+        token = token or "t" + secrets.token_hex(16)  # never starts with '-'
         if token in self._slots:
             raise ValueError("token already issued")
         slot = Slot(name, instance, token, remote=remote)
@@ -106,9 +107,11 @@ class Session:
     """One live ``Connect`` stream."""
 
     def __init__(self, context: grpc.aio.ServicerContext[Any, Any], slot: Slot,
-                 bot_name: str, bot_version: str, peer: str, *, bundles: bool = False) -> None:
+                 bot_name: str, bot_version: str, peer: str, *, bundles: bool = False,
+                 max_message_bytes: int = 64 * 1024) -> None:
         self.id = f"s{next(_session_ids)}-{secrets.token_hex(4)}"
         self.bundles = bundles  # the bot takes Bundle messages (Capabilities.bundles)
+        self.max_message_bytes = max_message_bytes
         self.context = context
         self.slot = slot
         self.bot_name = bot_name
@@ -122,6 +125,13 @@ class Session:
         self._pending: asyncio.Future[rpb.DecisionReply] | None = None
         self._last_issued = 0
         self._outbox: list[rpb.ConnectResponse] = []
+        self._next_request_id = 0
+        self.violated = False  # the stream ended because of a protocol violation
+
+    def new_request_id(self) -> int:
+        """Request ids increase along the stream, across games."""
+        self._next_request_id += 1
+        return self._next_request_id
 
     def post(self, message: rpb.ConnectResponse) -> None:
         """Queue a message; it goes out with the next :meth:`flush` (a bundling bot gets
@@ -185,7 +195,10 @@ class Session:
             fut.set_result(reply)
             return
         if 0 < reply.request_id <= self._last_issued:
-            # A late reply to a request that timed out: it costs nothing more; say so.
+            # A late reply to a request that timed out: it costs nothing more. During a
+            # game the bot is told so with its next messages; between games it is dropped.
+            if not self.slot.game_id:
+                return
             self.post(rpb.ConnectResponse(fault=rpb.Fault(
                 kind=rpb.FAULT_KIND_LATE_REPLY, request_id=reply.request_id,
                 detail=f"reply to request {reply.request_id} arrived after its time ran out; "
@@ -207,6 +220,12 @@ class Session:
                 if msg is grpc.aio.EOF:
                     self.close("the bot closed its stream")
                     return
+                size = msg.ByteSize()
+                if size > self.max_message_bytes:
+                    self.violated = True
+                    self.close(f"protocol violation: a {size}-byte message (the limit is "
+                               f"{self.max_message_bytes})")
+                    return
                 which = msg.WhichOneof("payload")
                 if which == "decision_reply":
                     self.on_reply(msg.decision_reply)
@@ -214,6 +233,9 @@ class Session:
                     self._violate(f"unexpected {which or 'empty'} message after the handshake")
         except asyncio.CancelledError:
             raise
+        except DecodeError as e:
+            self.violated = True
+            self.close(f"protocol violation: a message that does not parse ({e})")
         except Exception as e:
             self.close(f"stream error: {e!r}")
 

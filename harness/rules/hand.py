@@ -173,6 +173,9 @@ class Hand:
         "_next_seat",
         "_passes",
         "_power",
+        "_public",
+        "_public_tuple",
+        "_public_upto",
         "_transitions",
         "_winner",
         "alone",
@@ -219,7 +222,7 @@ class Hand:
         self.dealer = dealer
         self.deck = deck
         self.hands, self.dummy, self.kitty = deal(config, dealer, deck)
-        self.dealt: tuple[tuple[Card, ...], ...] = tuple(tuple(h) for h in self.hands)
+        self.dealt: tuple[tuple[Card, ...], ...] = tuple(map(tuple, self.hands))
         self.upcard: Card = self.kitty[0]
         # The suit the upcard stands for in round 1 (a Joker counts as a heart if so ruled).
         self.upcard_suit: Suit | None = self.upcard.suit
@@ -237,7 +240,9 @@ class Hand:
         self.tricks_won = [0] * n
         self.result: HandResult | None = None
         self._transitions: list[Transition] = []
-        self.events: list[Event] = []
+        self._public: list[tuple[int, Action]] = []
+        self._public_upto = 0
+        self._public_tuple: tuple[tuple[int, Action], ...] = ()
         self._passes = 0
         self._alone_queue: list[list[int]] = []
         self._legal: list[Action] | None = None
@@ -248,8 +253,8 @@ class Hand:
         self._eff: list[Suit | None] = []
         self._best = -1
         self._winner = 0
-        self.events.extend([_new_tuple(Event, (_DEAL, s, s, d, None, None, None, None))
-                            for s, d in enumerate(self.dealt)])
+        self.events = [_new_tuple(Event, (_DEAL, s, s, d, None, None, None, None))
+                       for s, d in enumerate(self.dealt)]
         self.phase = Phase.BID_ROUND_1
         self.current: int | None = (dealer + 1) % n
         if self.upcard.is_joker:
@@ -322,9 +327,18 @@ class Hand:
         return list(self._transitions)
 
     @property
-    def public_actions(self) -> list[tuple[int, Action]]:
-        """(seat, action) of every action all players see: all but the discards."""
-        return [(s, a) for s, a, _ in self._transitions if a.kind is not _DISCARD_KIND]
+    def public_actions(self) -> tuple[tuple[int, Action], ...]:
+        """(seat, action) of every action all players see: all but the discards. Built
+        incrementally on demand, so observations stay cheap late in a hand."""
+        cache = self._public
+        done = self._public_upto
+        transitions = self._transitions
+        if done < len(transitions):
+            cache.extend((s, a) for s, a, _ in transitions[done:]
+                         if a.kind is not _DISCARD_KIND)
+            self._public_upto = len(transitions)
+            self._public_tuple = tuple(cache)
+        return self._public_tuple
 
     # ------------------------------------------------------------------ transitions
     def apply(self, action: Action) -> None:

@@ -73,7 +73,7 @@ def observe(hand: Hand, seat: int, scores: tuple[int, ...], hand_number: int) ->
         hand.maker,
         tuple(hand.alone),
         tuple(hand.sitting_out),
-        tuple(hand.public_actions),
+        hand.public_actions,
         tuple(hand.discards.get(seat, ())),
         tuple(hand.dummy or ()) if hand.dummy_taken and seat == hand.maker else (),
         tuple(hand.tricks),

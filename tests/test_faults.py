@@ -1,0 +1,468 @@
+"""Every way a bot can misbehave gets the documented result, and the referee carries on.
+
+Each test runs a real referee (:class:`~harness.referee.arena.Arena`: gRPC server, bot
+pool) with real bot processes: ``sample_bots/faulty_bot.py`` in one mode against
+``sample_bots.random_bot`` opponents. For a fault in a game it checks
+
+* the result: termination FORFEIT, the fault's kind, seat and bot name, the places and
+  the winner giving the game to the other side;
+* that the fault is in ``result.faults`` and in ``result.record["faults"]``, and that
+  the seats still connected were sent a GameOver saying so;
+* that the referee carries on: a second game in the same Arena completes (between
+  well-behaved bots, or with the same entrant where the pool restarts it).
+
+Refusals are checked outside a game too: the faulty bot runs as a subprocess against
+the Arena's server, and the test checks its exit status and stderr, and that the token
+registry did not change.
+
+Tests marked ``xfail(strict=True)`` document referee bugs (see their reasons); they fail
+(and so pass as xfail) until the bug is fixed, then XPASS and must be unmarked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import re
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from harness._generated.euchre.v1 import referee_pb2 as rpb
+from harness.protocol import convert
+from harness.referee.arena import Arena
+from harness.referee.outcome import (
+    FaultKind,
+    FaultPolicy,
+    GameResult,
+    Termination,
+    TimeControl,
+)
+from harness.referee.pool import Entrant, Instance
+from harness.referee.process import BotCommand
+from harness.referee.session import Session, SlotState
+from harness.rules.actions import Action
+from harness.rules.config import Form, RulesConfig
+from harness.rules.game import Game, seeded_first_dealer
+from harness.rules.scoring import team_of
+
+T = TypeVar("T")
+REPO = Path(__file__).resolve().parent.parent
+PY = sys.executable
+RANDOM = BotCommand((PY, "-m", "sample_bots.random_bot"), cwd=str(REPO))
+TWO = RulesConfig(form=Form.TWO_HANDED)
+FOUR = RulesConfig()
+FAST = TimeControl(per_decision=0.3, bank=0.0)  # for hang and late
+ROOMY = TimeControl(per_decision=5.0, bank=0.0)  # nobody well-behaved times out
+STRIKES = FaultPolicy.parse("strikes:3")
+
+_FAULT_PB = {
+    FaultKind.TIMEOUT: rpb.FAULT_KIND_TIMEOUT,
+    FaultKind.ILLEGAL_ACTION: rpb.FAULT_KIND_ILLEGAL_ACTION,
+    FaultKind.PROTOCOL_VIOLATION: rpb.FAULT_KIND_PROTOCOL_VIOLATION,
+}
+
+
+def faulty(mode: str, *args: str) -> BotCommand:
+    return BotCommand((PY, "-m", "sample_bots.faulty_bot", "--mode", mode, *args),
+                      cwd=str(REPO))
+
+
+def run(coro: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
+    async def bounded() -> T:
+        return await asyncio.wait_for(coro, timeout)
+    return asyncio.run(bounded())
+
+
+async def wait_until(cond: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
+@contextlib.asynccontextmanager
+async def arena(tmp_path: Path, *entrants: tuple[str, BotCommand, int],
+                handshake_timeout: float | None = None,
+                shutdown_grace: float = 5.0) -> AsyncIterator[Arena]:
+    a = Arena(log_dir=tmp_path / "logs", startup_timeout=10.0,
+              shutdown_grace=shutdown_grace)
+    if handshake_timeout is not None:
+        a.server.handshake_timeout = handshake_timeout
+    async with a:
+        for name, command, instances in entrants:
+            a.add(Entrant(name, command), instances)
+        yield a
+
+
+# --------------------------------------------------------------------------- recording
+
+
+class Sent:
+    """Every message the referee sends on a session (Session.send is wrapped), by seat
+    instance: ``by_slot[(entrant, instance)]``."""
+
+    def __init__(self) -> None:
+        self.by_slot: dict[tuple[str, int], list[rpb.ConnectResponse]] = {}
+
+    def to(self, name: str, instance: int = 0) -> list[rpb.ConnectResponse]:
+        return self.by_slot.get((name, instance), [])
+
+    def of_kind(self, name: str, kind: str, instance: int = 0) -> list[Any]:
+        return [getattr(m, kind) for m in self.to(name, instance)
+                if m.WhichOneof("payload") == kind]
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> Iterator[Sent]:
+    rec = Sent()
+    original = Session.send
+
+    async def send(self: Session, message: rpb.ConnectResponse) -> None:
+        # A Bundle (to bots that take them) is recorded as the messages it holds.
+        inner = (list(message.bundle.messages) if message.WhichOneof("payload") == "bundle"
+                 else [message])
+        rec.by_slot.setdefault((self.slot.name, self.slot.instance), []).extend(inner)
+        await original(self, message)
+
+    monkeypatch.setattr(Session, "send", send)
+    yield rec
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def expected_places(config: RulesConfig, loser: int) -> tuple[tuple[int, ...], int]:
+    """Places and winning team when ``loser`` forfeits (two sides: the other one wins)."""
+    assert config.form is not Form.CUTTHROAT
+    lose = team_of(config.form, loser)
+    places = tuple(2 if team_of(config.form, s) == lose else 1 for s in range(config.players))
+    return places, 1 - lose
+
+
+def assert_forfeit(result: GameResult, config: RulesConfig, seat: int, bot: str,
+                   kind: FaultKind, *, faults: int = 1) -> None:
+    assert result.termination is Termination.FORFEIT, result.detail
+    assert len(result.faults) == faults, result.faults
+    fault = result.faults[-1]
+    assert (fault.seat, fault.bot, fault.kind) == (seat, bot, kind), fault
+    assert result.forfeited_by == seat
+    assert fault.detail in result.detail
+    if kind is not FaultKind.STARTUP_FAILURE:  # a no-show's detail is the pool's error
+        assert result.detail.startswith(f"seat {seat} ({bot}) forfeits: {kind.value}: ")
+    places, winner = expected_places(config, seat)
+    assert result.places == places
+    assert result.winner == winner
+    rec = result.record
+    assert rec["termination"] == "forfeit"
+    assert rec["places"] == list(places) and rec["winner"] == winner
+    assert rec["faults"] == [f.to_dict() for f in result.faults]
+    assert rec["faults"][-1]["kind"] == kind.value and rec["faults"][-1]["seat"] == seat
+    assert rec["faults"][-1]["bot"] == bot
+
+
+def assert_game_over_sent(sent: Sent, result: GameResult, names: dict[int, tuple[str, int]],
+                          termination: int) -> None:
+    """Every live seat got a GameOver for this game with the result's places."""
+    for seat, (name, instance) in names.items():
+        overs = [g for g in sent.of_kind(name, "game_over", instance)
+                 if g.game_id == result.game_id]
+        assert len(overs) == 1, (seat, overs)
+        g = overs[0]
+        assert g.termination == termination
+        assert tuple(g.places) == result.places and g.your_place == result.places[seat]
+        if result.termination is Termination.FORFEIT:
+            assert g.forfeit_seat == result.forfeited_by
+            assert g.winner_team == result.winner
+        else:
+            assert not g.HasField("forfeit_seat")
+
+
+async def assert_carries_on(a: Arena, game_id: str, config: RulesConfig, seed: int,
+                            seats: list[str]) -> GameResult:
+    """Another game in the same Arena between well-behaved bots completes normally."""
+    result = await a.play(game_id, config, seed, seats, time_control=ROOMY)
+    assert result.termination is Termination.NORMAL, result.detail
+    assert result.faults == () and result.record["faults"] == []
+    assert max(result.scores) >= config.target
+    return result
+
+
+def pid(inst: Instance) -> int | None:
+    assert inst.process is not None
+    return inst.process.pid
+
+
+def log_text(a: Arena, name: str, instance: int = 0) -> str:
+    return (a.pool.log_dir / f"{name}-{instance}.log").read_text()
+
+
+# --------------------------------------------------------------------------- decisions
+
+
+def test_crash_forfeits_and_the_pool_restarts_the_bot(tmp_path: Path, sent: Sent) -> None:
+    async def go() -> None:
+        async with arena(tmp_path, ("crash", faulty("crash", "--after", "3"), 1),
+                         ("random", RANDOM, 2)) as a:
+            crash = a.pool.instances("crash")[0]
+            rnd = a.pool.instances("random")[0]
+            r1 = await a.play("g1", TWO, 1, ["crash", "random"], time_control=ROOMY)
+            assert_forfeit(r1, TWO, 0, "crash", FaultKind.CRASH)
+            assert crash.process is not None and crash.process.returncode == 3
+            assert crash.slot.faults == 1 and rnd.slot.faults == 0
+            assert_game_over_sent(sent, r1, {1: ("random", 0)}, rpb.GAME_TERMINATION_FORFEIT)
+            first_pid, random_pid = pid(crash), pid(rnd)
+            random_session = rnd.slot.session
+
+            # Same entrants again: the crashed bot is restarted (a new process) and ends
+            # the game in its own fault again; the random bot keeps its process and stream.
+            r2 = await a.play("g2", TWO, 2, ["random", "crash"], time_control=ROOMY)
+            assert pid(crash) != first_pid
+            assert_forfeit(r2, TWO, 1, "crash", FaultKind.CRASH)
+            assert crash.slot.faults == 2 and rnd.slot.faults == 0
+            assert pid(rnd) == random_pid and rnd.slot.session is random_session
+            assert rnd.slot.live and rnd.slot.games_played == 2
+            assert log_text(a, "crash").count("crashing at decision 3") == 2
+
+            await assert_carries_on(a, "g3", TWO, 3, ["random", "random"])
+    run(go())
+
+
+def test_hang_times_out_and_the_other_partnership_wins(tmp_path: Path, sent: Sent) -> None:
+    async def go() -> None:
+        async with arena(tmp_path, ("hang", faulty("hang"), 1), ("random", RANDOM, 4)) as a:
+            seats = ["random", "hang", "random", "random"]
+            r = await a.play("g1", FOUR, 5, seats, time_control=FAST)
+            assert_forfeit(r, FOUR, 1, "hang", FaultKind.TIMEOUT)
+            assert r.places == (1, 2, 1, 2) and r.winner == 0
+            fault = r.faults[0]
+            assert "no reply within 0.300s" in fault.detail
+            # the referee waited for the whole clock, and not much longer
+            assert 300 <= r.record["decision_ms"][fault.decision] < 2000
+            faults = sent.of_kind("hang", "fault")
+            assert [(f.kind, f.strikes) for f in faults] == [(rpb.FAULT_KIND_TIMEOUT, 1)]
+            assert_game_over_sent(sent, r, {1: ("hang", 0), 0: ("random", 0)},
+                                  rpb.GAME_TERMINATION_FORFEIT)
+            hang = a.pool.instances("hang")[0]
+            assert hang.slot.live and hang.slot.state is SlotState.IDLE
+            await assert_carries_on(a, "g2", FOUR, 6, ["random"] * 4)
+    run(go())
+
+
+def test_late_reply_times_out_and_is_then_ignored(tmp_path: Path, sent: Sent) -> None:
+    async def go() -> None:
+        async with arena(tmp_path, ("late", faulty("late", "--delay", "0.6"), 1),
+                         ("random", RANDOM, 2)) as a:
+            r = await a.play("g1", TWO, 7, ["random", "late"], time_control=FAST)
+            assert_forfeit(r, TWO, 1, "late", FaultKind.TIMEOUT)
+            late = a.pool.instances("late")[0]
+            session = late.slot.session
+            assert session is not None
+            # The reply arrives ~0.3 s after the timeout: it is ignored, and it is not a
+            # protocol violation waiting to be charged at the bot's next decision.
+            (timeout,) = sent.of_kind("late", "fault")
+            assert (timeout.kind, timeout.strikes) == (rpb.FAULT_KIND_TIMEOUT, 1)
+            await wait_until(lambda: f"answered request {timeout.request_id} 0.6s late"
+                             in log_text(a, "late"), 5, "the late reply")
+            await asyncio.sleep(0.2)
+            assert session.violation is None and late.slot.live
+            assert "game over: g1 GAME_TERMINATION_FORFEIT place=2" in log_text(a, "late")
+            await assert_carries_on(a, "g2", TWO, 8, ["random", "random"])
+    run(go())
+
+
+def test_late_replies_under_strikes_are_timeouts_only(tmp_path: Path, sent: Sent) -> None:
+    async def go() -> None:
+        async with arena(tmp_path, ("late", faulty("late", "--delay", "0.5"), 1),
+                         ("random", RANDOM, 1)) as a:
+            r = await a.play("g1", TWO, 9, ["late", "random"], time_control=FAST,
+                             policy=STRIKES)
+            # Every late answer costs a strike; the stale replies that arrive during later
+            # decisions are ignored (never charged as protocol violations).
+            assert_forfeit(r, TWO, 0, "late", FaultKind.TIMEOUT, faults=3)
+            assert {f.kind for f in r.faults} == {FaultKind.TIMEOUT}
+            notices = sent.of_kind("late", "fault")
+            assert [f.strikes for f in notices if f.kind == rpb.FAULT_KIND_TIMEOUT] == [1, 2, 3]
+            late = [f for f in notices if f.kind != rpb.FAULT_KIND_TIMEOUT]
+            assert late and {f.kind for f in late} == {rpb.FAULT_KIND_LATE_REPLY}
+    run(go())
+
+
+@pytest.mark.parametrize(("mode", "kind", "detail"), [
+    ("illegal", FaultKind.ILLEGAL_ACTION, r"^take is not legal; legal: pass, order$"),
+    ("wrong-id", FaultKind.PROTOCOL_VIOLATION,
+     r"^reply to request (\d+), but the open request is (\d+)$"),
+])
+def test_bad_reply_forfeits(tmp_path: Path, sent: Sent, mode: str, kind: FaultKind,
+                            detail: str) -> None:
+    seed = first_to_act(TWO, 0)
+
+    async def go() -> None:
+        async with arena(tmp_path, (mode, faulty(mode), 1), ("random", RANDOM, 2)) as a:
+            r = await a.play("g1", TWO, seed, [mode, "random"], time_control=ROOMY)
+            assert_forfeit(r, TWO, 0, mode, kind)
+            m = re.match(detail, r.faults[0].detail)
+            assert m, r.faults[0].detail
+            if mode == "wrong-id":
+                assert int(m.group(1)) == int(m.group(2)) + 1000
+            (f,) = sent.of_kind(mode, "fault")
+            assert (f.kind, f.strikes, f.detail) == (_FAULT_PB[kind], 1, r.faults[0].detail)
+            assert f.request_id == 1  # the game's first decision was this seat's
+            assert r.hands == 1 and r.record["hands"][0]["actions"] == []
+            assert_game_over_sent(sent, r, {0: (mode, 0), 1: ("random", 0)},
+                                  rpb.GAME_TERMINATION_FORFEIT)
+            await assert_carries_on(a, "g2", TWO, 11, ["random", "random"])
+    run(go())
+
+
+@pytest.mark.parametrize(("mode", "kind"), [
+    ("illegal", FaultKind.ILLEGAL_ACTION),
+    ("wrong-id", FaultKind.PROTOCOL_VIOLATION),
+])
+def test_strikes_substitute_then_forfeit(tmp_path: Path, sent: Sent, mode: str,
+                                         kind: FaultKind) -> None:
+    """Under strikes:3 the first two faults are charged and a legal action (the first of
+    the list) is played for the bot, and the Fault says which; the third forfeits."""
+    async def go() -> None:
+        async with arena(tmp_path, (mode, faulty(mode), 1), ("random", RANDOM, 2)) as a:
+            r = await a.play("g1", TWO, 12, ["random", mode], time_control=ROOMY,
+                             policy=STRIKES)
+            assert_forfeit(r, TWO, 1, mode, kind, faults=3)
+            assert all((f.seat, f.kind) == (1, kind) for f in r.faults)
+            assert r.record["fault_policy"] == "strikes:3"
+            notices = sent.of_kind(mode, "fault")
+            assert [(f.kind, f.strikes) for f in notices] == [
+                (_FAULT_PB[kind], n) for n in (1, 2, 3)]
+            # The record replays, and each action recorded for the faulty seat is the
+            # substitute: the first legal action at that point. There are exactly two,
+            # and the strike notices name them; the forfeit plays nothing.
+            substituted: list[Action] = []
+            game = Game(TWO, 12, first_dealer=r.record["first_dealer"])
+            for hand in r.record["hands"]:
+                for seat, text in hand["actions"]:
+                    action = Action.parse(text)
+                    if seat == 1:
+                        assert action == game.legal_actions()[0]
+                        substituted.append(action)
+                    game.apply(action)
+            assert len(substituted) == 2
+            for notice, action in zip(notices, substituted, strict=False):
+                assert notice.HasField("played_action")
+                assert convert.action_from_pb(notice.played_action) == action
+            assert not notices[2].HasField("played_action")
+            Game.from_record(r.record)
+            await assert_carries_on(a, "g2", TWO, 13, ["random", "random"])
+    run(go())
+
+
+# --------------------------------------------------------------------------- bad bytes
+
+
+@pytest.mark.parametrize("mode", ["garbage", "huge"])
+def test_unreadable_message_forfeits_and_the_bot_is_restarted(tmp_path: Path, sent: Sent,
+                                                              mode: str) -> None:
+    """Bytes that are not a ConnectRequest, or a reply far above the 64 KiB limit (which
+    would otherwise be a valid, legal answer): the referee drops the stream and the seat
+    forfeits; the bot process stays alive, so it is not a crash. The pool replaces the
+    bot for the next game."""
+    async def go() -> None:
+        async with arena(tmp_path, (mode, faulty(mode, "--after", "2"), 1),
+                         ("random", RANDOM, 2)) as a:
+            r = await a.play("g1", TWO, 14, [mode, "random"], time_control=ROOMY)
+            assert r.termination is Termination.FORFEIT, r.detail
+            kind = r.faults[-1].kind
+            assert kind is FaultKind.PROTOCOL_VIOLATION
+            assert_forfeit(r, TWO, 0, mode, kind)
+            bad = a.pool.instances(mode)[0]
+            assert bad.process is not None and bad.process.alive
+            assert not bad.slot.live
+            assert "at decision 2" in log_text(a, mode)
+            first = pid(bad)
+            r2 = await a.play("g2", TWO, 15, ["random", mode], time_control=ROOMY)
+            assert pid(bad) != first
+            assert_forfeit(r2, TWO, 1, mode, kind)
+            await assert_carries_on(a, "g3", TWO, 16, ["random", "random"])
+    run(go())
+
+
+@pytest.mark.parametrize("mode", ["garbage", "huge"])
+def test_unreadable_message_is_a_protocol_violation(tmp_path: Path, mode: str) -> None:
+    """docs/protocol.md: bytes that are not a message, or a message over 64 KiB, are a
+    protocol violation (not a disconnect)."""
+    async def go() -> None:
+        async with arena(tmp_path, (mode, faulty(mode, "--after", "2"), 1),
+                         ("random", RANDOM, 1)) as a:
+            r = await a.play("g1", TWO, 14, [mode, "random"], time_control=ROOMY)
+            assert_forfeit(r, TWO, 0, mode, FaultKind.PROTOCOL_VIOLATION)
+            assert "protocol violation" in r.faults[-1].detail
+    run(go())
+
+
+def first_to_act(config: RulesConfig, seat: int) -> int:
+    """A seed whose first hand is bid first by ``seat``."""
+    return next(s for s in range(1000)
+                if (seeded_first_dealer(config, s) + 1) % config.players == seat)
+
+
+def test_request_ids_increase_on_a_stream_across_games(tmp_path: Path, sent: Sent) -> None:
+    async def go() -> None:
+        async with arena(tmp_path, ("random", RANDOM, 2)) as a:
+            for g in range(2):
+                await a.play(f"g{g}", TWO, 25 + g, ["random", "random"], time_control=ROOMY)
+            for i in range(2):
+                ids = [d.request_id for d in sent.of_kind("random", "decision_request", i)]
+                assert len(ids) > 10
+                assert all(x < y for x, y in itertools.pairwise(ids)), ids
+    run(go())
+
+
+def test_late_reply_from_a_previous_game_is_not_an_answer(tmp_path: Path) -> None:
+    seed = first_to_act(TWO, 0)
+
+    async def go() -> None:
+        async with arena(tmp_path, ("late", faulty("late", "--delay", "0.9"), 1),
+                         ("random", RANDOM, 1)) as a:
+            tc = TimeControl(0.6, 0.0)
+            r1 = await a.play("g1", TWO, seed, ["late", "random"], time_control=tc)
+            assert_forfeit(r1, TWO, 0, "late", FaultKind.TIMEOUT)
+            assert r1.faults[0].decision == 0
+            # Game 2 starts at once; the late seat again bids first. Its answer to game 1
+            # arrives ~0.3 s into game 2's first request and must not count for it.
+            r2 = await a.play("g2", TWO, seed, ["late", "random"], time_control=tc)
+            assert_forfeit(r2, TWO, 0, "late", FaultKind.TIMEOUT)
+            assert r2.faults[0].decision == 0, r2.record["hands"][0]["actions"]
+    run(go())
+
+
+def test_late_reply_notice_after_a_game_does_not_open_the_next(tmp_path: Path,
+                                                               sent: Sent) -> None:
+    async def go() -> None:
+        async with arena(tmp_path, ("late", faulty("late", "--delay", "0.5"), 1),
+                         ("random", RANDOM, 1)) as a:
+            r1 = await a.play("g1", TWO, first_to_act(TWO, 0), ["late", "random"],
+                              time_control=FAST)
+            assert_forfeit(r1, TWO, 0, "late", FaultKind.TIMEOUT)
+            await wait_until(lambda: "answered request" in log_text(a, "late"), 5,
+                             "the late reply")
+            await asyncio.sleep(0.3)
+            before = len(sent.to("late"))
+            await a.play("g2", TWO, 2, ["late", "random"], time_control=FAST)
+            first = sent.to("late")[before]
+            assert first.WhichOneof("payload") == "game_start", first
+    run(go())
+
+
+def test_faulty_bot_rejects_unknown_mode() -> None:
+    """The faulty bot's own command line: an unknown mode is a usage error."""
+    p = subprocess.run([PY, "-m", "sample_bots.faulty_bot", "--mode", "nonsense",
+                        "--address", "127.0.0.1:1"], cwd=REPO, capture_output=True,
+                       text=True, timeout=30)
+    assert p.returncode == 2 and "invalid choice" in p.stderr
+
