@@ -104,7 +104,7 @@ def main() -> None:
             out.mkdir()
             _, db = run({"games": str(args.pairs), "concurrency": "2"}, out,
                         BOTS.format(name=name, command=command))
-            pairs, mean, unpaired, paired = power(db, "heuristic")
+            _, mean, unpaired, paired = power(db, "heuristic")
             ratio = f"{unpaired / paired:6.2f}" if paired > 0 else "     -"
             print(f"  {name:<22} {mean:6.1%} {unpaired:15.1f} {paired:16.1f} {ratio}")
         print("  (a ratio of '-': every pair scored the same, so neither estimate has spread)")
