@@ -95,6 +95,20 @@ def rate(fn: Callable[[int], int], seconds: float, runs: int) -> float:
     return statistics.median(rates)
 
 
+def paired_ratio(ours: Callable[[int], int], theirs: Callable[[int], int], seconds: float,
+                 runs: int) -> tuple[float, float, float]:
+    """Alternate runs of both loops (so machine load hits both alike); returns the median
+    rate of each and the median of the per-pair ratios."""
+    a, b, ratios = [], [], []
+    for _ in range(runs):
+        ra = rate(ours, seconds / 2, 1)
+        rb = rate(theirs, seconds / 2, 1)
+        a.append(ra)
+        b.append(rb)
+        ratios.append(ra / rb)
+    return statistics.median(a), statistics.median(b), statistics.median(ratios)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=5)
@@ -112,8 +126,12 @@ def main() -> None:
             g = rate(games_loop(cfg), args.seconds, args.runs)
             extra = f"  {h / base:5.2f}x" if base else ""
             print(f"{form.value:<12} {deck.value:>4} {h:>10,.0f} {ho:>10,.0f} {g:>9,.0f}{extra}")
-    if base:
+    if base and osp:
+        ours, theirs, ratio = paired_ratio(hands_loop(RulesConfig(), False), osp,
+                                           args.seconds, max(5, args.runs))
         print(f"OpenSpiel euchre (C++, four-handed 24 cards): {base:,.0f} hands/s")
+        print(f"paired runs, four-handed 24 cards: ours {ours:,.0f} vs OpenSpiel "
+              f"{theirs:,.0f} hands/s; median ratio {ratio:.2f}x")
     else:
         print("(open_spiel not installed: pip install open_spiel to compare in the same run)")
 

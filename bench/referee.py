@@ -1,0 +1,365 @@
+"""Referee speed: random bots playing over gRPC on loopback, against the raw transport.
+
+    python bench/referee.py [--games 40] [--runs 3] [--concurrency 1,2,4] [--tc 1.0+10]
+                            [--pingpong-n 2000] [--profile] [--json PATH]
+
+An :class:`~harness.referee.arena.Arena` (the real referee: gRPC server, sessions, game
+runner) with ``4 x max(--concurrency)`` local ``python -m sample_bots.random_bot``
+processes, four-handed games under ``--tc``. For each concurrency K, ``--games`` games
+are split over K lanes that run at once (``asyncio.gather`` of ``arena.play`` loops); each
+game has its own four bot processes. K = 1 is one match of back-to-back games.
+
+Measured per configuration: decisions/s, games/s, wall-clock us per decision (wall time /
+decisions, so for K > 1 the inverse of the aggregate throughput), the referee process's
+own CPU per decision (``time.process_time``: every thread, gRPC's included; and the main
+thread alone), the median request-to-reply time the referee records per decision, the
+messages the referee writes per decision (counted by wrapping ``Session.send``), and
+every fault and abnormal ending (must be zero with a realistic clock).
+
+In the same run, between the matches, the raw ping-pong of ``bench/pingpong.py``: one
+client process (request/reply only), and four client processes with as many extra small
+event messages per round trip as the referee wrote per decision in that run's K = 1
+match. The ratios compare referee wall us per decision with the raw mean round trip, and
+the referee's CPU per decision with the raw server's CPU per round trip, run by run; the
+medians over ``--runs`` are printed.
+
+``--profile`` then plays one more K = 1 match of ``--games`` games under ``cProfile``
+(main thread, where all of the referee's Python runs) and prints the top functions by
+cumulative and by own time, per decision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import cProfile
+import dataclasses
+import json
+import logging
+import os
+import platform
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+for p in (ROOT, ROOT / "bench"):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # no INFO line per fork() of a bot
+
+import grpc  # noqa: E402
+from pingpong import GrpcPingPong, RunStats, message_sizes  # noqa: E402
+
+from harness._generated.euchre.v1 import referee_pb2 as rpb  # noqa: E402
+from harness.referee.arena import Arena  # noqa: E402
+from harness.referee.outcome import GameResult, Termination, TimeControl  # noqa: E402
+from harness.referee.pool import Entrant  # noqa: E402
+from harness.referee.process import BotCommand  # noqa: E402
+from harness.referee.session import Session  # noqa: E402
+from harness.rules import RulesConfig  # noqa: E402
+
+BOT = "random"
+
+# ------------------------------------------------------------------ counting writes
+# Every message the referee writes to a bot goes through Session.send; count them by
+# kind. The wrapper costs well under a microsecond per message.
+WRITES: collections.Counter[str] = collections.Counter()
+_original_send = Session.send
+
+
+async def _counting_send(self: Session, message: rpb.ConnectResponse) -> None:
+    WRITES[message.WhichOneof("payload") or "?"] += 1
+    await _original_send(self, message)
+
+
+Session.send = _counting_send  # type: ignore[method-assign]
+
+
+# ------------------------------------------------------------------ one configuration
+
+
+@dataclasses.dataclass
+class MatchStats:
+    concurrency: int
+    games: int
+    decisions: int
+    wall_s: float
+    cpu_s: float
+    main_cpu_s: float
+    writes: dict[str, int]
+    faults: dict[str, int]
+    abnormal: int  # games that did not end normally
+    decision_us: list[float]  # request -> reply, as the referee records it
+
+    @property
+    def messages(self) -> int:
+        return sum(self.writes.values())
+
+    def figures(self) -> dict[str, float]:
+        d = self.decisions
+        return {
+            "decisions_per_s": d / self.wall_s,
+            "games_per_s": self.games / self.wall_s,
+            "wall_us_per_decision": self.wall_s / d * 1e6,
+            "cpu_us_per_decision": self.cpu_s / d * 1e6,
+            "main_cpu_us_per_decision": self.main_cpu_s / d * 1e6,
+            "decide_median_us": statistics.median(self.decision_us),
+            "messages_per_decision": self.messages / d,
+            "decisions_per_game": d / self.games,
+        }
+
+
+async def play_lanes(arena: Arena, k: int, games: int, tc: TimeControl, tag: str,
+                     seed0: int = 0) -> MatchStats:
+    """``games`` games over ``k`` concurrent lanes of back-to-back games."""
+    per_lane = [games // k + (1 if i < games % k else 0) for i in range(k)]
+    results: list[GameResult] = []
+
+    async def lane(i: int) -> None:
+        for g in range(per_lane[i]):
+            results.append(await arena.play(f"{tag}-{i}-{g}", RulesConfig(),
+                                            seed=seed0 + i * 1000 + g, seats=[BOT] * 4,
+                                            time_control=tc))
+
+    WRITES.clear()
+    cpu0, main0, t0 = time.process_time(), time.thread_time(), time.perf_counter()
+    await asyncio.gather(*(lane(i) for i in range(k)))
+    wall = time.perf_counter() - t0
+    cpu, main_cpu = time.process_time() - cpu0, time.thread_time() - main0
+    faults: collections.Counter[str] = collections.Counter()
+    decision_us: list[float] = []
+    for r in results:
+        faults.update(f.kind.value for f in r.faults)
+        decision_us.extend(ms * 1000 for ms in r.record["decision_ms"])
+    return MatchStats(k, len(results), len(decision_us), wall, cpu, main_cpu, dict(WRITES),
+                      dict(faults), sum(r.termination is not Termination.NORMAL
+                                        for r in results), decision_us)
+
+
+# ------------------------------------------------------------------ profile
+
+
+def print_profile(prof: cProfile.Profile, decisions: int, top: int) -> None:
+    st = pstats.Stats(prof)
+    rows = st.stats  # type: ignore[attr-defined]
+    total_tt = sum(v[2] for v in rows.values())
+
+    def name(key: tuple[str, int, str]) -> str:
+        file, line, func = key
+        if file == "~":
+            return func
+        path = Path(file)
+        try:
+            path = path.resolve().relative_to(ROOT)
+        except ValueError:
+            parts = path.parts
+            path = Path(*parts[-2:]) if len(parts) > 1 else path
+        return f"{path}:{line}({func})"
+
+    print(f"\nprofile: {decisions} decisions, {total_tt:.3f} s profiled (main thread, wall "
+          f"clock, cProfile overhead included: compare rows, not absolute times)")
+    for title, idx in (("cumulative", 3), ("own time", 2)):
+        print(f"\ntop {top} by {title}, per decision:")
+        print(f"{'calls':>7} {'own us':>8} {'cum us':>8}  function")
+        for key, (_cc, nc, tt, ct, _callers) in sorted(
+                rows.items(), key=lambda kv: kv[1][idx], reverse=True)[:top]:
+            print(f"{nc / decisions:>7.2f} {tt / decisions * 1e6:>8.1f} "
+                  f"{ct / decisions * 1e6:>8.1f}  {name(key)}")
+
+
+# ------------------------------------------------------------------ main
+
+
+def environment() -> dict[str, str]:
+    cpu = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"nproc": str(os.cpu_count()), "cpu": cpu, "python": platform.python_version(),
+            "grpcio": grpc.__version__, "date": time.strftime("%Y-%m-%d %H:%M %Z")}
+
+
+def _median(xs: Sequence[float]) -> float:
+    return statistics.median(xs)
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    tc = TimeControl.parse(args.tc)
+    levels = sorted({int(x) for x in args.concurrency.split(",")})
+    kmax = max(levels)
+    out: dict[str, Any] = {"env": environment(), "args": vars(args),
+                           "sizes": message_sizes(), "runs": []}
+    with tempfile.TemporaryDirectory(prefix="euchre-bench-") as tmp:
+        async with Arena(log_dir=Path(tmp)) as arena:
+            arena.add(Entrant(BOT, BotCommand((sys.executable, "-m", "sample_bots.random_bot"),
+                                              cwd=str(ROOT))), 4 * kmax)
+            plain, events4 = GrpcPingPong(1), GrpcPingPong(4)
+            try:
+                # Warm up: start every bot process and both ping-pong setups.
+                warm = await play_lanes(arena, kmax, 2 * kmax, tc, "warmup", 10_000)
+                await plain.start()
+                await events4.start()
+                await plain.run(300)
+                await events4.run(300, events=warm.messages / warm.decisions - 1)
+                print(f"warm-up: {warm.games} games, {warm.decisions} decisions, "
+                      f"{warm.messages / warm.decisions:.2f} messages per decision",
+                      file=sys.stderr)
+                for r in range(args.runs):
+                    run_out: dict[str, Any] = {"matches": {}}
+                    for k in levels:
+                        m = await play_lanes(arena, k, args.games, tc, f"r{r}k{k}", r * 100)
+                        run_out["matches"][k] = m
+                    m1 = run_out["matches"][min(levels)]
+                    ev = m1.messages / m1.decisions - 1
+                    run_out["pp_plain"] = await plain.run(args.pingpong_n)
+                    run_out["pp_events"] = await events4.run(args.pingpong_n, events=ev)
+                    run_out["pp_queue"] = await events4.run(args.pingpong_n, events=ev,
+                                                            mode="queue")
+                    out["runs"].append(run_out)
+                    print(f"run {r + 1}/{args.runs} done", file=sys.stderr)
+                if args.profile:
+                    prof = cProfile.Profile()
+                    prof.enable()
+                    pm = await play_lanes(arena, 1, args.games, tc, "profile", 50_000)
+                    prof.disable()
+                    out["profile"] = (prof, pm.decisions)
+            finally:
+                await plain.close()
+                await events4.close()
+    return out
+
+
+def report(out: dict[str, Any], levels: Sequence[int], tc: str) -> dict[str, Any]:
+    runs = out["runs"]
+    env = out["env"]
+    sizes = out["sizes"]
+    print(f"\n{env['nproc']} CPUs, {env['cpu']}; Python {env['python']}, grpcio "
+          f"{env['grpcio']}; {env['date']}")
+    print(f"four-handed, random bots, tc {tc}; {len(runs)} runs; medians over runs")
+    print(f"messages: DecisionRequest {sizes['request_bytes']} B (mid-hand), "
+          f"reply {sizes['reply_bytes']} B, card-played event {sizes['event_bytes']} B\n")
+    summary: dict[str, Any] = {"env": env, "sizes": sizes, "matches": {}, "ratios": {}}
+
+    hdr = (f"{'games at once':<14} {'dec/s':>7} {'games/s':>8} {'wall us':>8} {'CPU us':>7} "
+           f"{'main us':>8} {'decide':>7} {'msgs':>6} {'faults':>7} {'abnormal':>8}")
+    print("referee (per decision; 'decide' = median request->reply the referee records)")
+    print(hdr)
+    total_faults = 0
+    for k in levels:
+        ms: list[MatchStats] = [r["matches"][k] for r in runs]
+        figs = [m.figures() for m in ms]
+        med = {f: _median([x[f] for x in figs]) for f in figs[0]}
+        faults: collections.Counter[str] = collections.Counter()
+        for m in ms:
+            faults.update(m.faults)
+        abnormal = sum(m.abnormal for m in ms)
+        total_faults += sum(faults.values()) + abnormal
+        fault_text = ",".join(f"{k2}={v}" for k2, v in faults.items()) or "0"
+        print(f"{k:<14} {med['decisions_per_s']:>7.0f} {med['games_per_s']:>8.2f} "
+              f"{med['wall_us_per_decision']:>8.0f} {med['cpu_us_per_decision']:>7.0f} "
+              f"{med['main_cpu_us_per_decision']:>8.0f} {med['decide_median_us']:>7.0f} "
+              f"{med['messages_per_decision']:>6.2f} {fault_text:>7} {abnormal:>8}")
+        writes: collections.Counter[str] = collections.Counter()
+        for m in ms:
+            writes.update(m.writes)
+        dec = sum(m.decisions for m in ms)
+        summary["matches"][k] = {**med, "faults": dict(faults), "abnormal": abnormal,
+                                 "games": sum(m.games for m in ms), "decisions": dec,
+                                 "writes_per_decision": {w: n / dec for w, n in
+                                                         writes.items()}}
+    k1 = min(levels)
+    wpd = summary["matches"][k1]["writes_per_decision"]
+    print(f"\nwrites per decision (K={k1}): " + ", ".join(
+        f"{w} {v:.2f}" for w, v in sorted(wpd.items(), key=lambda kv: -kv[1])))
+
+    pp: dict[str, list[RunStats]] = {key: [r[key] for r in runs]
+                                      for key in ("pp_plain", "pp_events", "pp_queue")}
+    print(f"\nraw gRPC ping-pong, same run ({runs[0]['pp_plain'].n} round trips per run)")
+    print(f"{'':<46} {'median':>7} {'mean':>7} {'srv CPU':>8} {'msgs/RT':>8}")
+    labels = {"pp_plain": "1 client, request/reply only",
+              "pp_events": "4 clients, + same events, awaited writes",
+              "pp_queue": "4 clients, + same events, writer task/stream"}
+    for key, lab in labels.items():
+        s = pp[key]
+        print(f"{lab:<46} {_median([x.median_us for x in s]):>7.0f} "
+              f"{_median([x.mean_us for x in s]):>7.0f} "
+              f"{_median([x.server_cpu_us for x in s]):>8.0f} "
+              f"{_median([x.messages_per_rt for x in s]):>8.2f}")
+        summary[key] = {"median_us": _median([x.median_us for x in s]),
+                        "mean_us": _median([x.mean_us for x in s]),
+                        "server_cpu_us": _median([x.server_cpu_us for x in s]),
+                        "messages_per_rt": _median([x.messages_per_rt for x in s])}
+
+    def ratio(fn: Callable[[dict[str, Any]], float]) -> float:
+        return _median([fn(r) for r in runs])
+
+    def ref(r: dict[str, Any], f: str) -> float:
+        return float(r["matches"][k1].figures()[f])
+
+    ratios = {
+        "wall / raw RT (request only)": ratio(
+            lambda r: ref(r, "wall_us_per_decision") / r["pp_plain"].mean_us),
+        "wall / raw RT (with events)": ratio(
+            lambda r: ref(r, "wall_us_per_decision") / r["pp_events"].mean_us),
+        "wall / raw RT (with events, writer tasks)": ratio(
+            lambda r: ref(r, "wall_us_per_decision") / r["pp_queue"].mean_us),
+        "CPU / raw server CPU (request only)": ratio(
+            lambda r: ref(r, "cpu_us_per_decision") / r["pp_plain"].server_cpu_us),
+        "CPU / raw server CPU (with events)": ratio(
+            lambda r: ref(r, "cpu_us_per_decision") / r["pp_events"].server_cpu_us),
+        "CPU / raw server CPU (with events, writer tasks)": ratio(
+            lambda r: ref(r, "cpu_us_per_decision") / r["pp_queue"].server_cpu_us),
+        "decide median / raw median RT (request only)": ratio(
+            lambda r: ref(r, "decide_median_us") / r["pp_plain"].median_us),
+    }
+    print(f"\nratios, referee K={k1} vs raw (median of per-run ratios; target wall <= 1.5)")
+    for lab, v in ratios.items():
+        print(f"  {lab:<50} {v:5.2f}")
+    summary["ratios"] = ratios
+    print(f"\nfaults + abnormal endings, all configurations and runs: {total_faults}")
+    summary["faults_total"] = total_faults
+    return summary
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--games", type=int, default=40,
+                    help="games per configuration and run (split over the lanes)")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--concurrency", default="1,2,4",
+                    help="games at once, comma-separated (each with its own 4 bots)")
+    ap.add_argument("--tc", default="1.0+10", help="time control, PER+BANK seconds")
+    ap.add_argument("--pingpong-n", type=int, default=2000,
+                    help="raw ping-pong round trips per run")
+    ap.add_argument("--profile", action="store_true",
+                    help="profile one more K=1 match with cProfile and print the top")
+    ap.add_argument("--profile-top", type=int, default=25)
+    ap.add_argument("--json", type=Path, help="also write the figures here")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    levels = sorted({int(x) for x in args.concurrency.split(",")})
+    t0 = time.perf_counter()
+    out = asyncio.run(run(args))
+    summary = report(out, levels, args.tc)
+    if "profile" in out:
+        prof, decisions = out["profile"]
+        print_profile(prof, decisions, args.profile_top)
+    print(f"\n(total {time.perf_counter() - t0:.0f} s)")
+    if args.json:
+        summary["args"] = {k: str(v) for k, v in vars(args).items()}
+        args.json.write_text(json.dumps(summary, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
