@@ -32,9 +32,11 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+import grpc
 import pytest
 
 from harness._generated.euchre.v1 import referee_pb2 as rpb
+from harness._generated.euchre.v1 import referee_pb2_grpc as rpc
 from harness.protocol import convert
 from harness.referee.arena import Arena
 from harness.referee.outcome import (
@@ -466,3 +468,290 @@ def test_faulty_bot_rejects_unknown_mode() -> None:
                        text=True, timeout=30)
     assert p.returncode == 2 and "invalid choice" in p.stderr
 
+
+
+# --------------------------------------------------------------------------- handshakes
+
+
+# Runs the faulty bot's own main() after its imports are done and a line arrives on
+# stdin: the test decides when the Hello goes out (within milliseconds of ``go``).
+_GATED = ("import sys; from sample_bots import faulty_bot; print('ready', flush=True); "
+          "sys.stdin.readline(); faulty_bot.main(sys.argv[1:])")
+
+
+class BotRun:
+    """The faulty bot as a plain subprocess pointed at a referee (not started by a pool),
+    held back until :meth:`go`."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.released = 0.0
+
+    async def go(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"go\n")
+        await self.proc.stdin.drain()
+        self.released = time.monotonic()
+
+    async def result(self, timeout: float = 10.0) -> tuple[int, str, float]:
+        """Exit status, stderr, and seconds from :meth:`go` to the exit."""
+        _, err = await asyncio.wait_for(self.proc.communicate(), timeout)
+        assert self.proc.returncode is not None
+        return self.proc.returncode, err.decode(), time.monotonic() - self.released
+
+
+@contextlib.asynccontextmanager
+async def bot_subprocess(mode: str, address: str, token: str,
+                         *args: str) -> AsyncIterator[BotRun]:
+    proc = await asyncio.create_subprocess_exec(
+        PY, "-c", _GATED, "--mode", mode, "--address", address, f"--token={token}", *args,
+        cwd=REPO, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE)
+    try:
+        assert proc.stdout is not None
+        assert await asyncio.wait_for(proc.stdout.readline(), 10) == b"ready\n"
+        yield BotRun(proc)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+def registry_state(a: Arena) -> list[tuple[str, str, int, SlotState, Session | None, int]]:
+    """What the token registry holds: every slot with its state and live session."""
+    return [(s.token, s.name, s.instance, s.state, s.session if s.live else None, s.faults)
+            for s in a.server.registry]
+
+
+async def list_bots(a: Arena) -> list[rpb.BotInfo]:
+    async with grpc.aio.insecure_channel(a.server.address) as channel:
+        response = await rpc.OperatorServiceStub(channel).ListBots(rpb.ListBotsRequest())
+    return list(response.bots)
+
+
+def game_messages(sent: Sent, name: str, game_id: str, instance: int = 0) -> list[str]:
+    """The GameStart and GameOver messages for ``game_id`` sent to a seat instance."""
+    return [kind for kind in ("game_start", "game_over")
+            for m in sent.of_kind(name, kind, instance) if m.game_id == game_id]
+
+
+def test_exit_early_is_a_startup_failure_and_the_arena_carries_on(tmp_path: Path,
+                                                                  sent: Sent) -> None:
+    async def go() -> None:
+        async with arena(tmp_path, ("early", faulty("exit-early"), 1),
+                         ("random", RANDOM, 2)) as a:
+            a.pool.startup_timeout = 3.0
+            early = a.pool.instances("early")[0]
+            t0 = time.monotonic()
+            r = await a.play("g1", TWO, 1, ["random", "early"], time_control=ROOMY)
+            # The pool notices the exit; it does not wait out the start-up timeout.
+            assert time.monotonic() - t0 < 2.5
+            assert_forfeit(r, TWO, 1, "early", FaultKind.STARTUP_FAILURE)
+            assert "early: exited with code 1 before the handshake" in r.detail
+            assert "log tail:" in r.detail
+            assert "exit-early: exiting before connecting" in r.detail  # the bot's stderr
+            assert early.process is not None and early.process.returncode == 1
+            assert early.slot.faults == 1 and not early.slot.live
+            assert early.slot.state is SlotState.WAITING
+            # The game never started: the seat that was ready was not left mid-game.
+            assert game_messages(sent, "random", "g1") == []
+            first = pid(early)
+
+            # The same entrant again: started afresh, and a no-show again.
+            r2 = await a.play("g2", TWO, 2, ["early", "random"], time_control=ROOMY)
+            assert pid(early) != first
+            assert_forfeit(r2, TWO, 0, "early", FaultKind.STARTUP_FAILURE)
+            assert "exited with code 1" in r2.detail and early.slot.faults == 2
+            assert log_text(a, "early").count("exit-early: exiting before connecting") == 2
+
+            await assert_carries_on(a, "g3", TWO, 3, ["random", "random"])
+    run(go())
+
+
+def test_no_handshake_entrant_is_a_startup_failure(tmp_path: Path, sent: Sent) -> None:
+    async def go() -> None:
+        async with arena(tmp_path, ("silent", faulty("no-handshake"), 1),
+                         ("random", RANDOM, 2), handshake_timeout=1.0) as a:
+            a.pool.startup_timeout = 3.0
+            silent = a.pool.instances("silent")[0]
+            t0 = time.monotonic()
+            r = await a.play("g1", TWO, 4, ["random", "silent"], time_control=ROOMY)
+            elapsed = time.monotonic() - t0
+            assert_forfeit(r, TWO, 1, "silent", FaultKind.STARTUP_FAILURE)
+            # The referee dropped the silent stream after its 1 s handshake timeout (the
+            # bot then exits 4), well before the pool's 3 s start-up timeout.
+            assert 0.9 <= elapsed < 2.8, elapsed
+            assert "silent: exited with code 4 before the handshake" in r.detail
+            assert re.search(r"dropped by the referee after \d+\.\d+s: DEADLINE_EXCEEDED",
+                             r.detail), r.detail
+            assert silent.process is not None and silent.process.returncode == 4
+            assert silent.slot.faults == 1 and not silent.slot.live
+            assert game_messages(sent, "random", "g1") == []
+            await assert_carries_on(a, "g2", TWO, 5, ["random", "random"])
+    run(go())
+
+
+def test_silent_stream_is_dropped_after_the_handshake_timeout(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with arena(tmp_path, ("random", RANDOM, 2), handshake_timeout=1.0) as a:
+            a.add(Entrant("remote", tokens=("remote-token-0",)), 1)
+            await a.play("g1", TWO, 6, ["random", "random"], time_control=ROOMY)
+            remote = a.pool.instances("remote")[0]
+            before, bots_before = registry_state(a), await list_bots(a)
+            assert len(before) == 3 and len(bots_before) == 3
+            async with bot_subprocess("no-handshake", a.server.address,
+                                      "remote-token-0") as bot:
+                await bot.go()
+                code, err, elapsed = await bot.result()
+            assert code == 4, err
+            m = re.search(r"dropped by the referee after (\d+\.\d+)s: DEADLINE_EXCEEDED", err)
+            assert m, err
+            assert 1.0 <= float(m.group(1)) < 2.0, err
+            assert 1.0 <= elapsed < 2.5
+            assert registry_state(a) == before and await list_bots(a) == bots_before
+            assert not remote.slot.live and remote.slot.state is SlotState.WAITING
+            await assert_carries_on(a, "g2", TWO, 7, ["random", "random"])
+    run(go())
+
+
+def test_bad_token_is_refused(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with arena(tmp_path, ("random", RANDOM, 2)) as a:
+            a.add(Entrant("remote", tokens=("remote-token-0",)), 1)
+            await a.play("g1", TWO, 8, ["random", "random"], time_control=ROOMY)
+            before, bots_before = registry_state(a), await list_bots(a)
+            async with bot_subprocess("bad-token", a.server.address, "remote-token-0") as bot:
+                await bot.go()
+                code, err, _ = await bot.result()
+            assert code == 2, err
+            assert "refused: REFUSAL_REASON_BAD_TOKEN: unknown token" in err
+            assert "ACCEPTED" not in err
+            assert registry_state(a) == before and await list_bots(a) == bots_before
+            assert not a.pool.instances("remote")[0].slot.live
+            await assert_carries_on(a, "g2", TWO, 9, ["random", "random"])
+    run(go())
+
+
+def test_stolen_token_is_refused_and_the_victim_plays_on(tmp_path: Path, sent: Sent) -> None:
+    async def go() -> None:
+        # The opponent answers legally after 20 ms: the game lasts long enough to be
+        # under way when the thief says Hello.
+        async with arena(tmp_path, ("random", RANDOM, 1),
+                         ("slow", faulty("late", "--delay", "0.02"), 1)) as a:
+            victim = a.pool.instances("random")[0]
+            async with bot_subprocess("steal-token", a.server.address, "",
+                                      f"--other-token={victim.slot.token}") as thief:
+                game = asyncio.ensure_future(
+                    a.play("g1", TWO, 10, ["random", "slow"], time_control=ROOMY))
+                await wait_until(lambda: victim.slot.state is SlotState.PLAYING, 10,
+                                 "the game to start")
+                await wait_until(lambda: len(sent.of_kind("random", "decision_request")) >= 2,
+                                 10, "the game to be under way")
+                session = victim.slot.session
+                assert session is not None
+                await thief.go()
+                code, err, _ = await thief.result()
+                assert not game.done(), "the game ended before the theft was settled"
+            assert code == 2, err
+            assert "refused: REFUSAL_REASON_TOKEN_IN_USE" in err and "ACCEPTED" not in err
+            assert victim.slot.session is session and not session.closed.is_set()
+            r = await game
+            assert r.termination is Termination.NORMAL, r.detail
+            assert r.faults == () and r.record["faults"] == []
+            assert victim.slot.session is session and victim.slot.live
+            assert victim.slot.faults == 0 and victim.slot.games_played == 1
+            assert_game_over_sent(sent, r, {0: ("random", 0), 1: ("slow", 0)},
+                                  rpb.GAME_TERMINATION_NORMAL)
+
+            # A token nobody issued is not "in use": it is a bad token.
+            before = registry_state(a)
+            async with bot_subprocess("steal-token", a.server.address, "",
+                                      "--other-token=t-never-issued") as thief:
+                await thief.go()
+                code, err, _ = await thief.result()
+            assert code == 2, err
+            assert "refused: REFUSAL_REASON_BAD_TOKEN" in err
+            assert registry_state(a) == before and victim.slot.session is session
+    run(go())
+
+
+def test_second_stream_is_refused_and_the_first_plays_on(tmp_path: Path, sent: Sent) -> None:
+    async def go() -> None:
+        async with arena(tmp_path, ("two", faulty("two-streams"), 1),
+                         ("random", RANDOM, 1)) as a:
+            two = a.pool.instances("two")[0]
+            r = await a.play("g1", TWO, 11, ["two", "random"], time_control=ROOMY)
+            assert r.termination is Termination.NORMAL, r.detail
+            assert r.faults == () and r.record["faults"] == []
+            assert max(r.scores) >= TWO.target
+            assert_game_over_sent(sent, r, {0: ("two", 0), 1: ("random", 0)},
+                                  rpb.GAME_TERMINATION_NORMAL)
+            text = log_text(a, "two")
+            assert "second stream refused: REFUSAL_REASON_TOKEN_IN_USE" in text, text
+            assert "ACCEPTED" not in text and "without a refusal" not in text
+            # One Welcome, and it is the session that played the game.
+            session = two.slot.session
+            assert session is not None and two.slot.live
+            assert re.findall(r"welcome: session (\S+)", text) == [session.id]
+            await wait_until(lambda: "game over: g1 GAME_TERMINATION_NORMAL"
+                             in log_text(a, "two"), 5, "the bot to see its game over")
+            assert two.slot.faults == 0
+            first = pid(two)
+            r2 = await a.play("g2", TWO, 12, ["random", "two"], time_control=ROOMY)
+            assert r2.termination is Termination.NORMAL and r2.faults == ()
+            assert pid(two) == first and two.slot.session is session
+    run(go())
+
+
+# --------------------------------------------------------------------------- shutdown
+
+
+def test_shutdown_interrupts_a_running_game(tmp_path: Path, sent: Sent) -> None:
+    """The referee stops during a game of slow but legal bots: the game gets the grace
+    period, then ends INTERRUPTED; the bots are told (GameOver, then Shutdown) and exit
+    0; a Hello during the grace period is refused with SHUTTING_DOWN."""
+    async def go() -> None:
+        async with arena(tmp_path, ("slow", faulty("late", "--delay", "0.2"), 2),
+                         shutdown_grace=0.3) as a:
+            a.add(Entrant("latecomer", tokens=("latecomer-token",)), 1)
+            slow = a.pool.instances("slow")
+            async with bot_subprocess("late", a.server.address, "latecomer-token") as bot:
+                game = asyncio.ensure_future(a.play("g1", TWO, 13, ["slow", "slow"],
+                                                    time_control=TimeControl(2.0, 0.0)))
+                await wait_until(lambda: sum(len(sent.of_kind("slow", "decision_request", i))
+                                             for i in range(2)) >= 2, 10,
+                                 "the game to be under way")
+                t0 = time.monotonic()
+                stopping = asyncio.ensure_future(a.server.stop())
+                await wait_until(lambda: a.server.shutting_down, 1, "the shutdown to begin")
+                await bot.go()
+                code, err, _ = await bot.result()
+                await asyncio.wait_for(stopping, 10)
+                stopped = time.monotonic() - t0
+            assert code == 2, err
+            assert "refused: REFUSAL_REASON_SHUTTING_DOWN" in err
+            # the running game had its grace period, and was then interrupted promptly
+            assert 0.3 <= stopped < 2.0, stopped
+            assert game.done()
+            r = game.result()
+            assert r.termination is Termination.INTERRUPTED, r.detail
+            assert r.places == (0, 0) and r.winner is None and r.faults == ()
+            assert r.record["termination"] == "interrupted"
+            assert r.record["places"] == [0, 0] and r.record["winner"] is None
+            assert max(r.scores) < TWO.target
+            for i in range(2):
+                kinds = [m.WhichOneof("payload") for m in sent.to("slow", i)]
+                assert kinds[0] == "game_start" and kinds[-2:] == ["game_over", "shutdown"]
+                (over,) = sent.of_kind("slow", "game_over", i)
+                assert over.game_id == "g1"
+                assert over.termination == rpb.GAME_TERMINATION_INTERRUPTED
+                assert tuple(over.places) == (0, 0) and over.your_place == 0
+                assert not over.HasField("winner_team")
+                proc = slow[i].process
+                assert proc is not None
+                assert await asyncio.wait_for(proc.wait(), 5) == 0
+                text = log_text(a, "slow", i)
+                assert "game over: g1 GAME_TERMINATION_INTERRUPTED place=0" in text
+                assert "shutdown: the referee is shutting down" in text
+            assert not a.pool.instances("latecomer")[0].slot.ever_connected
+    run(go())
