@@ -132,6 +132,27 @@ _PICKUP_EV = EventKind.PICKUP
 
 
 @functools.cache
+def _round_2_legal(turned_down: Suit | None, allow_turned_down: bool,
+                   stuck_dealer: bool) -> list[Action]:
+    calls = [A.CALL_ACTIONS[s] for s in Suit if s is not turned_down or allow_turned_down]
+    return calls if stuck_dealer else [A.PASS, *calls]
+
+
+@functools.cache
+def _alone_stages(form: Form, n: int, maker: int, partner_may: bool | None,
+                  lone_defender: bool | None) -> tuple[tuple[int, ...], ...]:
+    """Who is asked about going alone, in order, in stages: within a stage the next is
+    asked only if the previous declined (RULES.md section 2)."""
+    if form is Form.FOUR_HANDED:
+        first = (maker, (maker + 2) % 4) if partner_may else (maker,)
+        second = ((maker + 1) % 4, (maker + 3) % 4)
+    else:
+        first = (maker,)
+        second = ((maker + 1) % n, (maker + 2) % n)
+    return (first, second) if lone_defender else (first,)
+
+
+@functools.cache
 def deal_plan(players: int, with_dummy: bool, dealer: int
               ) -> tuple[tuple[tuple[int, int, int, int], ...], int]:
     """For each seat (then the dummy), the two deck slices ``[a:b]`` and ``[c:d]`` it is
@@ -165,6 +186,7 @@ class Hand:
 
     __slots__ = (
         "_active",
+        "_alone_pos",
         "_alone_queue",
         "_best",
         "_eff",
@@ -244,7 +266,8 @@ class Hand:
         self._public_upto = 0
         self._public_tuple: tuple[tuple[int, Action], ...] = ()
         self._passes = 0
-        self._alone_queue: list[list[int]] = []
+        self._alone_queue: list[tuple[int, ...]] = []
+        self._alone_pos = 0
         self._legal: list[Action] | None = None
         self._led: Suit | None = None
         self._active = n
@@ -302,11 +325,9 @@ class Hand:
         if phase is Phase.BID_ROUND_1:
             return _ROUND_1
         if phase is Phase.BID_ROUND_2:
-            calls = [A.CALL_ACTIONS[s] for s in Suit
-                     if s is not self.upcard_suit or self.config.allow_turned_down_suit]
-            if seat == self.dealer and self.config.stick_the_dealer:
-                return calls
-            return [A.PASS, *calls]
+            cfg = self.config
+            return _round_2_legal(self.upcard_suit, cfg.allow_turned_down_suit,
+                                  seat == self.dealer and cfg.stick_the_dealer)
         if phase is Phase.GO_ALONE:
             return _ALONE
         if phase is Phase.DEALER_PICKUP:
@@ -464,31 +485,26 @@ class Hand:
         if form is Form.TWO_HANDED:
             self._after_alone()
             return
-        stages: list[list[int]] = []
-        if form is Form.FOUR_HANDED:
-            stages.append([maker, (maker + 2) % 4] if self.config.partner_may_go_alone
-                          else [maker])
-            if self.config.lone_defender:
-                stages.append([(maker + 1) % 4, (maker + 3) % 4])
-        else:
-            stages.append([maker])
-            if self.config.lone_defender:
-                stages.append([(maker + 1) % n, (maker + 2) % n])
-        self._alone_queue = stages
+        cfg = self.config
+        self._alone_queue = list(_alone_stages(form, n, maker, cfg.partner_may_go_alone,
+                                               cfg.lone_defender))
+        self._alone_pos = 0
         self.phase = Phase.GO_ALONE
-        self.current = stages[0][0]
+        self.current = maker
 
     def _go_alone(self, seat: int, alone: bool) -> None:
         self.events.append(_ALONE_EVENTS[seat][alone])
-        stage = self._alone_queue[0]
-        stage.pop(0)
-        if alone:
+        queue = self._alone_queue
+        pos = self._alone_pos + 1
+        if alone:  # nobody else on this side is asked
             self.alone.append(seat)
-            stage.clear()
-        if not stage:
-            self._alone_queue.pop(0)
-        if self._alone_queue:
-            self.current = self._alone_queue[0][0]
+            pos = len(queue[0])
+        if pos == len(queue[0]):
+            queue.pop(0)
+            pos = 0
+        self._alone_pos = pos
+        if queue:
+            self.current = queue[0][pos]
         else:
             self._after_alone()
 
