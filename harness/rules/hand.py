@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import enum
 import functools
+import operator
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from harness.errors import IllegalActionError
 from harness.rules import actions as A
@@ -122,6 +123,9 @@ _ROUND_1_EVENTS = [[_event(EventKind.BID, s, action=a) for a in (A.PASS, A.ORDER
                    for s in _SEATS]
 _ALONE_EVENTS = [[_event(EventKind.ALONE, s, flag=f) for f in (False, True)] for s in _SEATS]
 _SEAT_CARD = [[(s, c) for c in ALL_CARDS] for s in _SEATS]
+# The suit a PLAY action's card belongs to, by trump and action id (None for others).
+_EFF_BY_ACTION = [[EFFECTIVE_SUIT[t][a.card.id] if a.kind is A.ActionKind.PLAY and a.card
+                   else None for a in A.Action._by_id] for t in range(5)]
 _PLAY_TRANSITIONS = [[Transition(s, A.PLAY_ACTIONS[c.id], Phase.PLAY) for c in ALL_CARDS]
                      for s in _SEATS]
 _NEXT_SEAT = {n: [(s + 1) % n for s in range(n)] for n in (2, 3, 4)}
@@ -171,13 +175,20 @@ def deal_plan(players: int, with_dummy: bool, dealer: int
     return plan, pos
 
 
+@functools.cache
+def _dealers(players: int, with_dummy: bool, dealer: int
+             ) -> tuple[tuple[operator.itemgetter[Any], ...], int]:
+    plan, rest = deal_plan(players, with_dummy, dealer)
+    return tuple(operator.itemgetter(*range(a, b), *range(c, d)) for a, b, c, d in plan), rest
+
+
 def deal(config: RulesConfig, dealer: int, deck: Sequence[Card]
          ) -> tuple[list[list[Card]], list[Card] | None, list[Card]]:
     """Split a deck order into (hands per seat, dummy or None, kitty) as documented above."""
     n = config.players
     with_dummy = config.form is Form.CUTTHROAT
-    plan, rest = deal_plan(n, with_dummy, dealer)
-    piles = [[*deck[a:b], *deck[c:d]] for a, b, c, d in plan]
+    getters, rest = _dealers(n, with_dummy, dealer)
+    piles = [list(g(deck)) for g in getters]
     return piles[:n], (piles[n] if with_dummy else None), list(deck[rest:])
 
 
@@ -189,11 +200,16 @@ class Hand:
         "_alone_pos",
         "_alone_queue",
         "_best",
+        "_deal_logged",
+        "_dealt",
         "_eff",
+        "_eff_play",
         "_led",
         "_legal",
+        "_log",
         "_next_seat",
         "_passes",
+        "_plays",
         "_power",
         "_public",
         "_public_tuple",
@@ -205,12 +221,10 @@ class Hand:
         "current",
         "dealer",
         "dealer_took",
-        "dealt",
         "deck",
         "discards",
         "dummy",
         "dummy_taken",
-        "events",
         "form",
         "hands",
         "kitty",
@@ -244,7 +258,9 @@ class Hand:
         self.dealer = dealer
         self.deck = deck
         self.hands, self.dummy, self.kitty = deal(config, dealer, deck)
-        self.dealt: tuple[tuple[Card, ...], ...] = tuple(map(tuple, self.hands))
+        self._dealt: tuple[tuple[Card, ...], ...] | None = None
+        self._log: list[Event] = []  # events after the deal (see the events property)
+        self._deal_logged = False
         self.upcard: Card = self.kitty[0]
         # The suit the upcard stands for in round 1 (a Joker counts as a heart if so ruled).
         self.upcard_suit: Suit | None = self.upcard.suit
@@ -274,10 +290,10 @@ class Hand:
         self._next_seat: list[int] = []
         self._power: list[int] = []
         self._eff: list[Suit | None] = []
+        self._eff_play: list[Suit | None] = []
+        self._plays: list[list[Action]] = []
         self._best = -1
         self._winner = 0
-        self.events = [_new_tuple(Event, (_DEAL, s, s, d, None, None, None, None))
-                       for s, d in enumerate(self.dealt)]
         self.phase = Phase.BID_ROUND_1
         self.current: int | None = (dealer + 1) % n
         if self.upcard.is_joker:
@@ -288,6 +304,23 @@ class Hand:
                 self.upcard_suit = Suit.HEARTS
 
     # ------------------------------------------------------------------ queries
+    @property
+    def dealt(self) -> tuple[tuple[Card, ...], ...]:
+        """Each seat's five cards as dealt (recomputed from the deck on first use)."""
+        if self._dealt is None:
+            self._dealt = tuple(map(tuple, deal(self.config, self.dealer, self.deck)[0]))
+        return self._dealt
+
+    @property
+    def events(self) -> list[Event]:
+        """Everything that happened, in order: first a DEAL event per seat (private to
+        it), then one or more events per action. Read-only for callers."""
+        if not self._deal_logged:  # the deal events are made on first use
+            self._log[0:0] = [_new_tuple(Event, (_DEAL, s, s, d, None, None, None, None))
+                              for s, d in enumerate(self.dealt)]
+            self._deal_logged = True
+        return self._log
+
     @property
     def is_over(self) -> bool:
         return self.phase is Phase.HAND_OVER
@@ -302,15 +335,13 @@ class Hand:
         legal = self._legal
         if legal is None:
             if self.phase is _PLAY:  # the hot path, inline
-                hand = self.hands[self.current]  # type: ignore[index]
+                plays = self._plays[self.current]  # type: ignore[index]
                 if self.trick:
-                    eff = self._eff
+                    eff = self._eff_play
                     led = self._led
-                    legal = [_PLAYS[c.id] for c in hand if eff[c.id] is led]
-                    if not legal:
-                        legal = [_PLAYS[c.id] for c in hand]
+                    legal = [a for a in plays if eff[a.id] is led] or plays[:]
                 else:
-                    legal = [_PLAYS[c.id] for c in hand]
+                    legal = plays[:]
             else:
                 legal = self._compute_legal()
             self._legal = legal
@@ -378,6 +409,7 @@ class Hand:
             cid = card.id
             self._transitions.append(_PLAY_TRANSITIONS[seat][cid])
             self.hands[seat].remove(card)
+            self._plays[seat].remove(action)
             trick = self.trick
             eff = self._eff
             if trick:
@@ -391,7 +423,7 @@ class Hand:
             elif eff[cid] is led:
                 power = RANK_VALUE[cid]
             trick.append(_SEAT_CARD[seat][cid])
-            self.events.append(_PLAY_EVENTS[seat][cid])
+            self._log.append(_PLAY_EVENTS[seat][cid])
             if power > self._best:
                 self._best = power
                 self._winner = seat
@@ -410,7 +442,7 @@ class Hand:
         elif phase is Phase.DEALER_PICKUP:
             took = action is A.TAKE_UPCARD
             self.dealer_took = took
-            self.events.append(_new_tuple(Event, (_PICKUP_EV, seat, None, (), None, took, None,
+            self._log.append(_new_tuple(Event, (_PICKUP_EV, seat, None, (), None, took, None,
                                                   None)))
             if took:
                 self.phase = Phase.DEALER_DISCARD
@@ -425,10 +457,10 @@ class Hand:
             if len(self.hands[seat]) == HAND_SIZE:
                 self._start_play()
         elif phase is Phase.NAME_TRUMP:
-            self.events.append(_event(EventKind.BID, seat, action=action, suit=action.suit))
+            self._log.append(_event(EventKind.BID, seat, action=action, suit=action.suit))
             self._fix_trump(action.suit, seat)  # type: ignore[arg-type]
             self.dealer_took = True
-            self.events.append(_event(EventKind.PICKUP, seat, flag=True))
+            self._log.append(_event(EventKind.PICKUP, seat, flag=True))
             self.phase = Phase.DEALER_DISCARD
             self.current = self.dealer
 
@@ -437,21 +469,21 @@ class Hand:
         assert card is not None
         self.hands[seat].remove(card)
         self.discards.setdefault(seat, []).append(card)
-        self.events.append(_event(EventKind.DISCARD, seat, seat, (card,)))
+        self._log.append(_event(EventKind.DISCARD, seat, seat, (card,)))
 
     def _fix_trump(self, suit: Suit, maker: int) -> None:
         self.trump = suit
         self.maker = maker
-        self.events.append(_new_tuple(Event, (_TRUMP_EV, maker, None, (), suit, None, None, None)))
+        self._log.append(_new_tuple(Event, (_TRUMP_EV, maker, None, (), suit, None, None, None)))
 
     def _bid_round_1(self, seat: int, action: Action) -> None:
-        self.events.append(_ROUND_1_EVENTS[seat][action is A.ORDER_UP])
+        self._log.append(_ROUND_1_EVENTS[seat][action is A.ORDER_UP])
         if action is A.ORDER_UP:
             self._fix_trump(self.upcard_suit, seat)  # type: ignore[arg-type]
             self.current = self.dealer
             if seat == self.dealer or self.config.dealer_must_take:
                 self.dealer_took = True
-                self.events.append(_event(EventKind.PICKUP, self.dealer, flag=True))
+                self._log.append(_event(EventKind.PICKUP, self.dealer, flag=True))
                 self.phase = Phase.DEALER_DISCARD
             else:
                 self.phase = Phase.DEALER_PICKUP
@@ -464,7 +496,7 @@ class Hand:
         self.current = (seat + 1) % self.n
 
     def _bid_round_2(self, seat: int, action: Action) -> None:
-        self.events.append(_new_tuple(Event, (_BID_EV, seat, None, (), action.suit, None, action,
+        self._log.append(_new_tuple(Event, (_BID_EV, seat, None, (), action.suit, None, action,
                                               None)))
         if action is A.PASS:
             self._passes += 1
@@ -493,7 +525,7 @@ class Hand:
         self.current = maker
 
     def _go_alone(self, seat: int, alone: bool) -> None:
-        self.events.append(_ALONE_EVENTS[seat][alone])
+        self._log.append(_ALONE_EVENTS[seat][alone])
         queue = self._alone_queue
         pos = self._alone_pos + 1
         if alone:  # nobody else on this side is asked
@@ -519,7 +551,7 @@ class Hand:
         if self.form is Form.CUTTHROAT and maker not in self.alone:
             assert self.dummy is not None
             self.dummy_taken = True
-            self.events.append(_event(EventKind.DUMMY, maker, maker, tuple(self.dummy)))
+            self._log.append(_event(EventKind.DUMMY, maker, maker, tuple(self.dummy)))
             self.hands[maker].extend(self.dummy)
             self.phase = Phase.DUMMY_DISCARD
             self.current = maker
@@ -534,31 +566,33 @@ class Hand:
         return nxt
 
     def _start_play(self) -> None:
-        leader = self._next_active(self.dealer)
-        if self.alone and self.config.loner_lead is LonerLead.LEFT_OF_LONE:
-            maker = self.maker
-            defenders = [s for s in self.alone if s != maker and
-                         not (self.form is Form.FOUR_HANDED and (s - maker) % 2 == 0)]  # type: ignore[operator]
-            if len(self.alone) >= 2 and defenders:
-                leader = defenders[0]
-            else:
-                leader = self._next_active(self.alone[0])
-        self.phase = Phase.PLAY
+        n = self.n
+        nxt = ([self._next_active(s) for s in range(n)] if self.sitting_out
+               else _NEXT_SEAT[n])
+        leader = nxt[self.dealer]
+        alone = self.alone
+        if alone and self.config.loner_lead is LonerLead.LEFT_OF_LONE:
+            # The maker's side is asked first, so with two alone the second is the lone
+            # defender, who leads; with one, the player to the lone player's left leads.
+            leader = alone[1] if len(alone) == 2 else nxt[alone[0]]
+        self.phase = _PLAY
         self.leader = leader
         self.current = leader
-        self._active = self.n - len(self.sitting_out)
-        self._next_seat = ([self._next_active(s) for s in range(self.n)] if self.sitting_out
-                           else _NEXT_SEAT[self.n])
-        assert self.trump is not None
-        self._power = TRUMP_POWER[self.trump]
-        self._eff = EFFECTIVE_SUIT[self.trump]
+        self._active = n - len(self.sitting_out)
+        self._next_seat = nxt
+        trump = self.trump
+        assert trump is not None
+        self._power = TRUMP_POWER[trump]
+        self._eff = EFFECTIVE_SUIT[trump]
+        self._eff_play = _EFF_BY_ACTION[trump]
+        self._plays = [[_PLAYS[c.id] for c in h] for h in self.hands]
 
     def _trick_done(self) -> None:
         trick = self.trick
         winner = self._winner
         self.tricks.append(_new_tuple(TrickView, (trick[0][0], tuple(trick), winner)))
         self.tricks_won[winner] += 1
-        self.events.append(_TRICK_EVENTS[winner])
+        self._log.append(_TRICK_EVENTS[winner])
         self.trick = []
         if len(self.tricks) == HAND_SIZE:
             assert self.maker is not None
@@ -570,7 +604,7 @@ class Hand:
         self.result = result
         self.phase = Phase.HAND_OVER
         self.current = None
-        self.events.append(_new_tuple(Event, (_END_EV, None, None, (), None, None, None, result)))
+        self._log.append(_new_tuple(Event, (_END_EV, None, None, (), None, None, None, result)))
 
     # ------------------------------------------------------------------ records
     def to_record(self) -> dict[str, object]:
