@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.rules import DeckKind, Form, Game, Hand, RulesConfig
 from harness.rules.game import seeded_deck
+from harness.rules.observation import observe as build_observation
 
 
 def hands_loop(config: RulesConfig, observe: bool) -> Callable[[int], int]:
@@ -35,9 +36,7 @@ def hands_loop(config: RulesConfig, observe: bool) -> Callable[[int], int]:
             hand = Hand(config, i % players, seeded_deck(config, 7, i))
             while hand.result is None:
                 if observe:
-                    hand.current  # noqa: B018
-                    from harness.rules.observation import observe as obs
-                    obs(hand, hand.current, (0, 0), i)  # type: ignore[arg-type]
+                    build_observation(hand, hand.current, (0, 0), i)  # type: ignore[arg-type]
                 hand.apply(choice(hand.legal_actions()))
         return n
     return run

@@ -305,6 +305,11 @@ class Hand:
 
     # ------------------------------------------------------------------ queries
     @property
+    def blind_dealer(self) -> bool:
+        """The dealer is naming trump on a turned-up Joker without seeing the hand."""
+        return self.phase is Phase.NAME_TRUMP
+
+    @property
     def dealt(self) -> tuple[tuple[Card, ...], ...]:
         """Each seat's five cards as dealt (recomputed from the deck on first use)."""
         if self._dealt is None:

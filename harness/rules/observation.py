@@ -53,11 +53,9 @@ class Observation(NamedTuple):
 
 def observe(hand: Hand, seat: int, scores: tuple[int, ...], hand_number: int) -> Observation:
     """The observation of ``seat`` in the current state of ``hand``."""
-    from harness.rules.hand import Phase
-
     if not 0 <= seat < hand.n:
         raise ValueError(f"seat must be 0..{hand.n - 1}; got {seat}")
-    blind = hand.phase is Phase.NAME_TRUMP and seat == hand.dealer
+    blind = seat == hand.dealer and hand.blind_dealer
     current = hand.current
     return _new_tuple(Observation, (
         seat,
