@@ -1,6 +1,6 @@
 """Information hiding: an audit of every message the referee sends to every seat.
 
-RULES.md section 5: a player sees only what a player at a real table sees. This test
+docs/rules.md section 7: a player sees only what a player at a real table sees. This test
 records every message the referee sends to each seat over many complete games, in every
 form and with several decks and options, and checks each card in each message against
 what that seat may know at the moment the message was sent:

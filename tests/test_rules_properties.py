@@ -1,9 +1,9 @@
 """Property tests of the rules engine: seeded random play over every form and deck.
 
-Each property is checked against an oracle written from /work/shared/RULES.md, not from
+Each property is checked against an oracle written from docs/rules.md, not from
 the engine: the follow-suit rule, the card order, who sits out and who leads, the scoring
 tables, the target and the cutthroat tie rule, the dealing method documented in
-``harness/rules/hand.py``, and what a seat may see (section 5). All randomness comes from
+``harness/rules/hand.py``, and what a seat may see (section 7). All randomness comes from
 ``random.Random`` with fixed seeds (and hypothesis with ``derandomize=True``), so a
 failure reproduces exactly.
 """
@@ -70,7 +70,7 @@ ALL_CONFIGS = [c for f, d in COMBOS for c in configs_for(f, d)]
 
 
 # ---------------------------------------------------------------------------
-# Oracles from RULES.md
+# Oracles from docs/rules.md
 
 SAME_COLOUR = {Suit.CLUBS: Suit.SPADES, Suit.SPADES: Suit.CLUBS,
                Suit.DIAMONDS: Suit.HEARTS, Suit.HEARTS: Suit.DIAMONDS}
@@ -176,7 +176,7 @@ def team_of(form: Form, seat: int) -> int:
 
 def expected_score(form: Form, maker: int, alone: Sequence[int],
                    tricks_won: Sequence[int]) -> tuple[str, tuple[int, ...]]:
-    """The scoring tables of sections 2, 3 and 4: (kind, points per team or seat)."""
+    """The scoring tables of sections 3, 4 and 5: (kind, points per team or seat)."""
     n = len(tricks_won)
     teams = 2 if form is Form.FOUR_HANDED else n
     mine = team_of(form, maker)
@@ -221,7 +221,7 @@ def obs(hand: Hand, seat: int) -> Observation:
 
 
 def check_decision(hand: Hand, config: RulesConfig) -> None:
-    """The legal list at a decision point is exactly what RULES.md allows."""
+    """The legal list at a decision point is exactly what docs/rules.md allows."""
     seat = hand.current
     assert seat is not None
     legal = hand.legal_actions()
@@ -387,7 +387,7 @@ def expected_alone_askers(config: RulesConfig, maker: int, answers: Sequence[boo
 def check_turn_order(config: RulesConfig, dealer: int,
                      history: Sequence[tuple[Phase, int, Action]], maker: int | None) -> None:
     """Who was asked when: both bidding rounds clockwise from the dealer's left, the
-    dealer for pick-up, discard and naming, the going-alone order of RULES.md."""
+    dealer for pick-up, discard and naming, the going-alone order of docs/rules.md."""
     n = config.players
     for rnd in (Phase.BID_ROUND_1, Phase.BID_ROUND_2):
         seats = [s for p, s, _ in history if p is rnd]
@@ -593,7 +593,7 @@ def test_cutthroat_ties_at_the_target_are_played_out(target: int) -> None:
 
 
 # ---------------------------------------------------------------------------
-# The no-leak property (section 5)
+# The no-leak property (section 7)
 
 def trace(config: RulesConfig, dealer: int, deck: Sequence[Card],
           actions: Sequence[tuple[int, Action]], seat: int) -> list[Observation] | None:

@@ -1,4 +1,4 @@
-"""The rules of Euchre (RULES.md), as a pure engine: no I/O, no gRPC, no protobuf."""
+"""The rules of Euchre (docs/rules.md), as a pure engine: no I/O, no gRPC, no protobuf."""
 
 from harness.rules.actions import Action, ActionKind
 from harness.rules.cards import JOKER, Card, DeckKind, Rank, Suit, deck_cards, parse_cards

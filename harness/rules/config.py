@@ -1,4 +1,4 @@
-"""The game form and every rule option of RULES.md, in one frozen, validated object."""
+"""The game form and every rule option of docs/rules.md, in one frozen, validated object."""
 
 from __future__ import annotations
 
@@ -38,14 +38,14 @@ class Form(enum.Enum):
 
 
 class LonerLead(enum.Enum):
-    """Who leads the first trick when someone goes alone (RULES.md section 2)."""
+    """Who leads the first trick when someone goes alone (docs/rules.md section 3)."""
 
     LEFT_OF_LONE = "left_of_lone"
     LEFT_OF_DEALER = "left_of_dealer"
 
 
 class JokerUpcard(enum.Enum):
-    """What happens when the Joker is the turned-up card (RULES.md section 1)."""
+    """What happens when the Joker is the turned-up card (docs/rules.md section 2)."""
 
     DEALER_NAMES = "dealer_names"
     HEARTS = "hearts"
@@ -63,7 +63,7 @@ def _parse_enum(option: str, cls: type[enum.Enum], value: Any) -> Any:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class RulesConfig:
-    """Every option of RULES.md. Options left as ``None`` take the form's default;
+    """Every option of docs/rules.md. Options left as ``None`` take the form's default;
     setting an option the form does not have (say ``lone_defender=True`` for two-handed)
     raises :class:`~harness.errors.ConfigError` naming the option. After construction
     every field holds its resolved value, so ``RulesConfig.from_dict(c.to_dict()) == c``.

@@ -1,6 +1,6 @@
 """A game: hands until a side reaches the target, with seeded dealing and full records.
 
-Seeding (RULES.md section 5). From a game seed (any integer) the referee derives:
+Seeding (docs/rules.md section 7). From a game seed (any integer) the referee derives:
 
 * the first dealer: ``derive(seed, "dealer", 0) % players``;
 * the deck order of hand ``i`` (0-based, throw-ins included): take the pack in canonical

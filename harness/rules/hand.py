@@ -6,7 +6,7 @@ A :class:`Hand` is a state machine: :attr:`Hand.phase` says what kind of decisio
 changes nothing). Every applied action is appended to :attr:`Hand.transitions` and every
 consequence to :attr:`Hand.events`, each event tagged with who may see it.
 
-Dealing (RULES.md section 2 leaves the method to the referee). The deck order is given;
+Dealing (docs/rules.md section 3 leaves the method to the referee). The deck order is given;
 the receivers are the players clockwise from the dealer's left, then (cutthroat) the
 dummy. Each receiver takes a packet from the top of the deck: 3, 2, 3, 2, ... in the
 first round and 2, 3, 2, 3, ... in the second, so each ends with five. The remaining
@@ -146,7 +146,7 @@ def _round_2_legal(turned_down: Suit | None, allow_turned_down: bool,
 def _alone_stages(form: Form, n: int, maker: int, partner_may: bool | None,
                   lone_defender: bool | None) -> tuple[tuple[int, ...], ...]:
     """Who is asked about going alone, in order, in stages: within a stage the next is
-    asked only if the previous declined (RULES.md section 2)."""
+    asked only if the previous declined (docs/rules.md section 3)."""
     if form is Form.FOUR_HANDED:
         first = (maker, (maker + 2) % 4) if partner_may else (maker,)
         second = ((maker + 1) % 4, (maker + 3) % 4)

@@ -1,4 +1,4 @@
-"""What one seat may know (RULES.md section 5), built from a hand's state on demand.
+"""What one seat may know (docs/rules.md section 7), built from a hand's state on demand.
 
 An observation holds the seat's own cards, the upcard, every public action, the cards
 played and the trick winners, the scores, its own discards, and the dummy only for the

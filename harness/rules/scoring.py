@@ -1,4 +1,4 @@
-"""The scoring tables of RULES.md sections 2, 3 and 4, as data plus one function."""
+"""The scoring tables of docs/rules.md sections 3, 4 and 5, as data plus one function."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ SCORING_TABLE: dict[tuple[Form, HandKind, bool], int] = {
     (Form.TWO_HANDED, HandKind.MADE, False): 1,
     (Form.TWO_HANDED, HandKind.MARCH, False): 2,
     (Form.TWO_HANDED, HandKind.EUCHRED, False): 2,
-    # Cutthroat: no bonus for the maker going alone (RULES.md section 4).
+    # Cutthroat: no bonus for the maker going alone (docs/rules.md section 5).
     (Form.CUTTHROAT, HandKind.MADE, False): 1,
     (Form.CUTTHROAT, HandKind.MARCH, False): 3,
     (Form.CUTTHROAT, HandKind.MADE, True): 1,

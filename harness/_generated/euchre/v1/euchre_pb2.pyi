@@ -4,7 +4,7 @@ isort:skip_file
 Domain types of the euchre-harness protocol: cards, rule options, actions, what a
 seat can see of a hand, and how a hand ended.
 
-These types are the game vocabulary of RULES.md. The services that carry them are in
+These types are the game vocabulary of docs/rules.md. The services that carry them are in
 euchre/v1/referee.proto; start there if you are writing a bot.
 
 Conventions used throughout the package:
@@ -148,7 +148,7 @@ class _FormEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Form.ValueType],
     """
 
 class Form(_Form, metaclass=_FormEnumTypeWrapper):
-    """The game form (RULES.md sections 2 to 4)."""
+    """The game form (docs/rules.md sections 3 to 5)."""
 
 FORM_UNSPECIFIED: Form.ValueType  # 0
 """Not a form. In RulesOptions it means the default, four-handed."""
@@ -178,7 +178,7 @@ class _DeckEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Deck.ValueType],
     """25 cards: the 24 plus one Joker ("British" Euchre)."""
 
 class Deck(_Deck, metaclass=_DeckEnumTypeWrapper):
-    """Which pack is used (RULES.md section 1)."""
+    """Which pack is used (docs/rules.md section 2)."""
 
 DECK_UNSPECIFIED: Deck.ValueType  # 0
 """Not a deck. In RulesOptions it means the default, the 24-card pack."""
@@ -462,7 +462,7 @@ Global___Card: _TypeAlias = Card  # noqa: Y015
 
 @_typing.final
 class RulesOptions(_message.Message):
-    """The form and every rule option of RULES.md. The referee always sends every field
+    """The form and every rule option of docs/rules.md. The referee always sends every field
     with its resolved value (never an UNSPECIFIED enum, never an unset optional, never a
     target of 0). When a client sends one (e.g. to an operator), an UNSPECIFIED enum, a
     target of 0 or an unset optional field takes that option's default.
@@ -667,7 +667,7 @@ Global___Trick: _TypeAlias = Trick  # noqa: Y015
 
 @_typing.final
 class Observation(_message.Message):
-    """Everything one seat may know about the current hand and game (RULES.md section 5):
+    """Everything one seat may know about the current hand and game (docs/rules.md section 7):
     its own cards, the upcard, every public action, every card played and the trick
     winners, its own discards, the dummy if it is the maker who took it, and the scores.
     It never holds another seat's cards, another seat's discard, the kitty under the

@@ -4,7 +4,7 @@ isort:skip_file
 Domain types of the euchre-harness protocol: cards, rule options, actions, what a
 seat can see of a hand, and how a hand ended.
 
-These types are the game vocabulary of RULES.md. The services that carry them are in
+These types are the game vocabulary of docs/rules.md. The services that carry them are in
 euchre/v1/referee.proto; start there if you are writing a bot.
 
 Conventions used throughout the package:

@@ -36,7 +36,7 @@ Rules of the conversation:
 * Events arrive before the decision they lead to: when a decision_request arrives,
   every event up to that point has been sent. The Observation inside each
   decision_request is complete on its own, so a bot may ignore every game_event.
-* A seat sees only what a player at a real table sees (RULES.md section 5). Private
+* A seat sees only what a player at a real table sees (docs/rules.md section 7). Private
   events (Discarded, DummyCards) go only to the seat they belong to.
 * Hand numbers start at 0 in each game and count every deal, throw-ins included.
 """
