@@ -54,8 +54,10 @@ def power(db: Path, candidate: str) -> tuple[int, float, float, float]:
             mine = [s for s, name in enumerate(row.seats) if name == candidate]
             won = any(row.ranking[s] == 1 for s in mine)
             groups[t["group"]].append(1.0 if won else 0.0)
-    games = [x for g in groups.values() for x in g]
-    pairs = [sum(g) / len(g) for g in groups.values() if len(g) == 2]
+    # One pseudo-draw in each list (as BayesElo's prior does) keeps the variance from
+    # being zero when one side wins every game.
+    games = [x for g in groups.values() for x in g] + [0.5]
+    pairs = [sum(g) / len(g) for g in groups.values() if len(g) == 2] + [0.5]
     mean = statistics.fmean(games)
     delta = abs(mean - 0.5)
     var_game = statistics.pvariance(games)
@@ -107,7 +109,8 @@ def main() -> None:
             _, mean, unpaired, paired = power(db, "heuristic")
             ratio = f"{unpaired / paired:6.2f}" if paired > 0 else "     -"
             print(f"  {name:<22} {mean:6.1%} {unpaired:15.1f} {paired:16.1f} {ratio}")
-        print("  (a ratio of '-': every pair scored the same, so neither estimate has spread)")
+        print("  (one pseudo-draw is added to each sample so that a clean sweep still has a "
+              "variance)")
 
 
 if __name__ == "__main__":
