@@ -1,0 +1,95 @@
+"""Local bot processes (limits, logs, clean-up) and remote bots that dial in with a token."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from harness.referee.arena import Arena
+from harness.referee.outcome import FaultKind, Termination
+from harness.referee.pool import Entrant
+from harness.referee.process import BotCommand
+from harness.rules.config import Form, RulesConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+RANDOM = (sys.executable, "-m", "sample_bots.random_bot")
+TWO = RulesConfig(form=Form.TWO_HANDED, target=3)
+
+
+def test_memory_limit_is_applied_to_a_local_bot(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with Arena(log_dir=tmp_path, startup_timeout=10) as arena:
+            # 8 MB of address space is far too little for a Python interpreter.
+            arena.add(Entrant("starved", BotCommand(RANDOM, cwd=str(ROOT), memory_mb=8)), 1)
+            arena.add(Entrant("roomy", BotCommand(RANDOM, cwd=str(ROOT), memory_mb=2048,
+                                                  cpu_seconds=60)), 1)
+            starved = await arena.play("g1", TWO, 1, ["starved", "roomy"])
+            assert starved.termination is Termination.FORFEIT
+            assert starved.faults[0].kind is FaultKind.STARTUP_FAILURE
+            assert starved.faults[0].seat == 0
+            assert "exited with code" in starved.faults[0].detail
+            # A generous limit lets the bot start and play (its opponent is the starved
+            # one again, which forfeits without playing).
+            again = await arena.play("g2", TWO, 2, ["roomy", "starved"])
+            assert [(f.bot, f.kind) for f in again.faults] == [
+                ("starved", FaultKind.STARTUP_FAILURE)]
+            roomy = arena.pool.instances("roomy")[0]
+            assert roomy.slot.live and roomy.process is not None and roomy.process.alive
+    asyncio.run(go())
+
+
+def test_bot_processes_are_gone_after_the_arena_closes(tmp_path: Path) -> None:
+    async def go() -> list[int]:
+        async with Arena(log_dir=tmp_path) as arena:
+            arena.add(Entrant("random", BotCommand(RANDOM, cwd=str(ROOT))), 2)
+            result = await arena.play("g1", TWO, 3, ["random", "random"])
+            assert result.termination is Termination.NORMAL
+            pids = [i.process.pid for i in arena.pool.instances("random")
+                    if i.process is not None and i.process.pid is not None]
+        return pids
+
+    pids = asyncio.run(go())
+    assert len(pids) == 2
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        raise AssertionError(f"bot process {pid} outlived the arena")
+
+
+def test_a_remote_bot_dials_in_with_its_token_and_plays(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with Arena(log_dir=tmp_path, startup_timeout=20) as arena:
+            arena.add(Entrant("remote", None, ("remote-token-1",)), 1)
+            arena.add(Entrant("local", BotCommand(RANDOM, cwd=str(ROOT))), 1)
+            env = {**os.environ, "EUCHRE_REFEREE_ADDRESS": arena.server.address,
+                   "EUCHRE_BOT_TOKEN": "remote-token-1"}
+            proc = await asyncio.create_subprocess_exec(
+                *RANDOM, cwd=str(ROOT), env=env, stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.DEVNULL)
+            try:
+                result = await arena.play("g1", TWO, 4, ["remote", "local"])
+                assert result.termination is Termination.NORMAL, result.detail
+                assert result.faults == ()
+                slot = arena.pool.instances("remote")[0].slot
+                assert slot.remote and slot.games_played == 1
+            finally:
+                proc.kill()
+                await proc.wait()
+    asyncio.run(go())
+
+
+def test_a_remote_bot_that_never_connects_forfeits_by_startup_failure(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with Arena(log_dir=tmp_path, startup_timeout=0.5) as arena:
+            arena.add(Entrant("ghost", None, ("ghost-token",)), 1)
+            arena.add(Entrant("local", BotCommand(RANDOM, cwd=str(ROOT))), 1)
+            result = await arena.play("g1", TWO, 5, ["local", "ghost"])
+            assert result.termination is Termination.FORFEIT
+            assert (result.faults[0].seat, result.faults[0].kind) == (
+                1, FaultKind.STARTUP_FAILURE)
+            assert result.places == (1, 2)
+    asyncio.run(go())
