@@ -15,6 +15,7 @@ import asyncio
 import json
 import logging
 import shlex
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -103,14 +104,23 @@ async def _match(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
+    """Serve until SIGINT or SIGTERM, then shut down gracefully: health turns
+    NOT_SERVING, new bots are refused, running games get the grace period to finish and
+    are then interrupted, connected bots are told, and bot processes are stopped."""
     from harness.tournament.service import TournamentService
 
-    arena = Arena(log_dir=Path(args.log_dir), host=args.host, port=args.port)
+    arena = Arena(log_dir=Path(args.log_dir), host=args.host, port=args.port,
+                  shutdown_grace=args.grace)
     await arena.server.start()
     arena.server.tournaments = TournamentService(arena, Path(args.output))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
     print(f"referee listening on {arena.server.address} (Ctrl-C to stop)", file=sys.stderr)
     try:
-        await arena.server.wait()
+        await stop.wait()
+        print("shutting down", file=sys.stderr)
     finally:
         await arena.close()
     return 0
@@ -144,6 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=50051)
     s.add_argument("--log-dir", default="results/logs")
     s.add_argument("--output", default="results", help="where tournaments store results")
+    s.add_argument("--grace", type=float, default=5.0,
+                   help="seconds running games get to finish on shutdown (default 5)")
 
     from harness.tournament import cli as tcli
     tcli.add_commands(sub)

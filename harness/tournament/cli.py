@@ -129,7 +129,8 @@ def cmd_sprt(args: argparse.Namespace) -> int:
              "sprt.baseline": args.baseline, "sprt.elo0": str(args.elo0),
              "sprt.elo1": str(args.elo1), "sprt.alpha": str(args.alpha),
              "sprt.beta": str(args.beta), "sprt.max_pairs": str(args.max_pairs),
-             "id": f"sprt-{args.candidate}-vs-{args.baseline}"}
+             "id": f"sprt-{args.candidate}-vs-{args.baseline}",
+             "name": f"SPRT {args.candidate} vs {args.baseline}"}
     config = _load(args, extra)
     state = run_tournament(config, quiet=args.quiet)
     print(tournament_report(config, markdown=args.markdown))
