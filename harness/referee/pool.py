@@ -4,7 +4,6 @@ crashed ones, and lend each instance to one game at a time."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 from pathlib import Path
@@ -138,9 +137,3 @@ class BotPool:
                     inst.slot.session.close("pool closed")
                 self.server.registry.remove(inst.slot)
 
-    def kill_all_now(self) -> None:
-        for lst in self._instances.values():
-            for inst in lst:
-                if inst.process is not None:
-                    with contextlib.suppress(Exception):
-                        inst.process.kill_now()

@@ -115,11 +115,6 @@ class BotProcess:
                     await asyncio.wait_for(proc.wait(), 5.0)
         self._close_log()
 
-    def kill_now(self) -> None:
-        """Synchronous last resort (interpreter exit): SIGKILL the group."""
-        if self._proc is not None:
-            _signal_group(self._proc.pid, signal.SIGKILL)
-
     def log_tail(self, lines: int = 8) -> str:
         try:
             text = self.log_path.read_text(errors="replace").splitlines()

@@ -152,9 +152,6 @@ class OperatorServicer(rpc.OperatorServiceServicer):
                 peer=s.peer if s else ""))
         return rpb.ListBotsResponse(bots=bots)
 
-    def _tournaments(self) -> Any:
-        return self.server.tournaments
-
     async def StartTournament(self, request: rpb.StartTournamentRequest,
                               context: grpc.aio.ServicerContext[Any, Any]
                               ) -> rpb.StartTournamentResponse:

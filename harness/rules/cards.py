@@ -11,7 +11,7 @@ Text form: rank ``7 8 9 T J Q K A`` then suit ``c d h s`` (``"Js"``, ``"Td"``), 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 
@@ -153,7 +153,6 @@ ALL_CARDS: tuple[Card, ...] = (
 )
 JOKER = ALL_CARDS[32]
 RANK_VALUE: tuple[int, ...] = tuple(int(c.rank) for c in ALL_CARDS)
-CARD_BY_ID: tuple[Card, ...] = ALL_CARDS
 
 
 def parse_cards(text: str | Iterable[str]) -> list[Card]:
@@ -255,18 +254,6 @@ def effective_suit(card: Card, trump: Suit | None) -> Suit | None:
     return EFFECTIVE_SUIT[NO_TRUMP_INDEX if trump is None else trump][card.id]
 
 
-def is_trump(card: Card, trump: Suit) -> bool:
-    return EFFECTIVE_SUIT[trump][card.id] is trump
-
-
-def is_right_bower(card: Card, trump: Suit) -> bool:
-    return card.rank is Rank.JACK and card.suit is trump
-
-
-def is_left_bower(card: Card, trump: Suit) -> bool:
-    return card.rank is Rank.JACK and card.suit is trump.partner
-
-
 def trick_power(card: Card, trump: Suit, led: Suit) -> int:
     """How strongly a card bids for a trick led in ``led``: trumps above the led suit,
     cards of neither worth 0. Higher wins."""
@@ -274,22 +261,3 @@ def trick_power(card: Card, trump: Suit, led: Suit) -> int:
     if p:
         return 200 + p
     return int(card.rank) if EFFECTIVE_SUIT[trump][card.id] is led else 0
-
-
-def trick_winner_index(cards: Sequence[Card], trump: Suit) -> int:
-    """Index into ``cards`` (in play order, first is the lead) of the winning card."""
-    led = EFFECTIVE_SUIT[trump][cards[0].id]
-    best, best_i = -1, 0
-    for i, c in enumerate(cards):
-        p = trick_power(c, trump, led)  # type: ignore[arg-type]
-        if p > best:
-            best, best_i = p, i
-    return best_i
-
-
-def rank_order(trump: Suit | None, suit: Suit, kind: DeckKind = DeckKind.D25) -> list[Card]:
-    """All cards of the deck that belong to ``suit`` given ``trump``, highest first."""
-    cards = [c for c in deck_cards(kind) if effective_suit(c, trump) is suit]
-    if trump is not None and suit is trump:
-        return sorted(cards, key=lambda c: -TRUMP_POWER[trump][c.id])
-    return sorted(cards, key=lambda c: -int(c.rank))

@@ -30,7 +30,7 @@ from typing import Any
 from harness.errors import IllegalActionError, ReplayError
 from harness.rules.actions import Action
 from harness.rules.cards import Card, deck_cards, parse_cards
-from harness.rules.config import Form, RulesConfig
+from harness.rules.config import RulesConfig
 from harness.rules.hand import Event, Hand, Phase
 from harness.rules.observation import Observation, observe
 from harness.rules.scoring import team_count, team_of
@@ -215,6 +215,3 @@ def play_random_game(config: RulesConfig, seed: int, rng: random.Random) -> Game
         game.apply(choice(game.legal_actions()))
     return game
 
-
-def partner_of(form: Form, seat: int) -> int | None:
-    return (seat + 2) % 4 if form is Form.FOUR_HANDED else None
