@@ -145,6 +145,19 @@ def render_standings(ratings: Ratings | None, stats: Mapping[str, BotStats],
                   left=(1,))
 
 
+def render_los(ratings: Ratings | None, fmt: str = "text") -> str:
+    """The likelihood-of-superiority matrix: the chance that the row's true rating is
+    above the column's, from the fit's covariance."""
+    if ratings is None or len(ratings.players) < 2:
+        _tablefmt(fmt)
+        return "Not enough rated bots."
+    names = list(ratings.players)
+    matrix = ratings.los_matrix()
+    rows = [(a, *("-" if a == b else f"{100.0 * matrix[a][b]:.1f}%" for b in names))
+            for a in names]
+    return _table(("", *names), rows, fmt, left=(0,))
+
+
 # --------------------------------------------------------------------------- head-to-head
 
 
@@ -263,6 +276,8 @@ def render_report(title: str, games: Sequence[GameRow], ratings: Ratings | None,
         _heading(title, fmt, 1),
         "\n".join(bullet + line for line in _rules_lines(games)),
         _heading("Standings", fmt), render_standings(ratings, stats, fmt),
+        _heading("Likelihood of superiority (row above column)", fmt),
+        render_los(ratings, fmt),
         _heading("Head to head (row's score against column, games)", fmt),
         render_head_to_head(games, names, fmt),
         _heading("Statistics", fmt), render_stats(stats, fmt), STATS_LEGEND,

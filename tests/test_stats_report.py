@@ -18,6 +18,7 @@ from harness.referee.match import forfeit_places
 from harness.report import (
     render_faults,
     render_head_to_head,
+    render_los,
     render_report,
     render_sprt,
     render_standings,
@@ -459,3 +460,15 @@ def test_render_game_derives_results_from_the_engine_not_the_record() -> None:
     record["hands"][0]["actions"][0] = [1, "call h"]  # not legal in round 1
     broken = render_game(replace(row, record=record))
     assert "cannot be replayed" in broken and broken.startswith("Game t1/g1")
+
+
+def test_los_matrix_table_shows_each_pair_once_each_way() -> None:
+    results = [Result(("a",), ("b",), 1.0)] * 30 + [Result(("b",), ("a",), 1.0)] * 10
+    ratings = fit(results)
+    text = render_los(ratings, "markdown")
+    lines = [ln for ln in text.splitlines() if ln.startswith("| a") or ln.startswith("| b")]
+    assert len(lines) == 2
+    los_ab = 100.0 * ratings.los("a", "b")
+    assert los_ab > 99.0
+    assert f"{los_ab:.1f}%" in lines[0] and f"{100.0 - los_ab:.1f}%" in lines[1]
+    assert render_los(None) == "Not enough rated bots."
