@@ -93,3 +93,34 @@ def test_a_remote_bot_that_never_connects_forfeits_by_startup_failure(tmp_path: 
                 1, FaultKind.STARTUP_FAILURE)
             assert result.places == (1, 2)
     asyncio.run(go())
+
+
+def test_the_sdk_retries_until_the_referee_is_up(tmp_path: Path) -> None:
+    """A bot started before its referee keeps dialling (with backoff) and then plays."""
+    import socket
+
+    with socket.socket() as probe:  # a free port, released for the referee to bind
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+
+    async def go() -> None:
+        env = {**os.environ, "EUCHRE_REFEREE_ADDRESS": f"127.0.0.1:{port}",
+               "EUCHRE_BOT_TOKEN": "early-token"}
+        proc = await asyncio.create_subprocess_exec(
+            *RANDOM, cwd=str(ROOT), env=env, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE)
+        try:
+            await asyncio.sleep(1.0)  # the bot is already retrying
+            assert proc.returncode is None
+            async with Arena(log_dir=tmp_path, port=port, startup_timeout=20) as arena:
+                arena.add(Entrant("early", None, ("early-token",)), 1)
+                arena.add(Entrant("local", BotCommand(RANDOM, cwd=str(ROOT))), 1)
+                result = await arena.play("g1", TWO, 6, ["early", "local"])
+                assert result.termination is Termination.NORMAL, result.detail
+            # The referee told it that it was shutting down: a clean exit.
+            assert await asyncio.wait_for(proc.wait(), 10) == 0
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+    asyncio.run(go())
