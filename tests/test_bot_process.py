@@ -6,6 +6,9 @@ import asyncio
 import os
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from harness.referee.arena import Arena
 from harness.referee.outcome import FaultKind, Termination
@@ -123,4 +126,31 @@ def test_the_sdk_retries_until_the_referee_is_up(tmp_path: Path) -> None:
             if proc.returncode is None:
                 proc.kill()
                 await proc.wait()
+    asyncio.run(go())
+
+
+def test_a_referee_error_interrupts_the_game_without_taking_the_arena_down(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.protocol import convert
+
+    calls = {"n": 0}
+    real = convert.decision_request_to_pb
+
+    def flaky(*args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise RuntimeError("simulated referee bug")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(convert, "decision_request_to_pb", flaky)
+
+    async def go() -> None:
+        async with Arena(log_dir=tmp_path) as arena:
+            arena.add(Entrant("random", BotCommand(RANDOM, cwd=str(ROOT))), 2)
+            broken = await arena.play("g1", TWO, 7, ["random", "random"])
+            assert broken.termination is Termination.INTERRUPTED
+            assert "simulated referee bug" in broken.detail
+            assert broken.faults == () and broken.winner is None
+            fine = await arena.play("g2", TWO, 8, ["random", "random"])
+            assert fine.termination is Termination.NORMAL
     asyncio.run(go())

@@ -139,8 +139,19 @@ class GameRunner:
 
     # ------------------------------------------------------------------ playing
     async def play(self) -> GameResult:
+        """Play the game to its end. Never raises for anything a bot does; should the
+        referee itself fail (a bug), the game ends INTERRUPTED with the error as its
+        detail, so a tournament carries on and plays it again on resume."""
         start = time.monotonic()
         started_at = time.time()
+        try:
+            return await self._play(start, started_at)
+        except Exception as e:
+            log.exception("game %s: referee error", self.game_id)
+            return await self._finish(Termination.INTERRUPTED, f"referee error: {e!r}",
+                                      None, start, started_at)
+
+    async def _play(self, start: float, started_at: float) -> GameResult:
         cfg = self.config
         rules = convert.rules_to_pb(cfg)
         tc = rpb.TimeControl(increment_ms=int(self.tc.per_decision * 1000),
