@@ -128,6 +128,12 @@ _EFF_BY_ACTION = [[EFFECTIVE_SUIT[t][a.card.id] if a.kind is A.ActionKind.PLAY a
                    else None for a in A.Action._by_id] for t in range(5)]
 _PLAY_TRANSITIONS = [[Transition(s, A.PLAY_ACTIONS[c.id], Phase.PLAY) for c in ALL_CARDS]
                      for s in _SEATS]
+_ALONE_TRANSITIONS = [[Transition(s, a, Phase.GO_ALONE) for a in (A.NOT_ALONE, A.GO_ALONE)]
+                      for s in _SEATS]
+_ROUND_1_TRANSITIONS = [[Transition(s, a, Phase.BID_ROUND_1) for a in (A.PASS, A.ORDER_UP)]
+                        for s in _SEATS]
+_GO_ALONE = Phase.GO_ALONE
+_ROUND_1_PHASE = Phase.BID_ROUND_1
 _NEXT_SEAT = {n: [(s + 1) % n for s in range(n)] for n in (2, 3, 4)}
 _BID_EV = EventKind.BID
 _TRUMP_EV = EventKind.TRUMP
@@ -437,13 +443,18 @@ class Hand:
             else:
                 self._trick_done()
             return
-        self._transitions.append(_new_tuple(Transition, (seat, action, phase)))
-        if phase is Phase.BID_ROUND_1:
+        if phase is _GO_ALONE:  # the commonest decisions after plays: shared records
+            alone = action is A.GO_ALONE
+            self._transitions.append(_ALONE_TRANSITIONS[seat][alone])
+            self._go_alone(seat, alone)
+            return
+        if phase is _ROUND_1_PHASE:
+            self._transitions.append(_ROUND_1_TRANSITIONS[seat][action is A.ORDER_UP])
             self._bid_round_1(seat, action)
-        elif phase is Phase.BID_ROUND_2:
+            return
+        self._transitions.append(_new_tuple(Transition, (seat, action, phase)))
+        if phase is Phase.BID_ROUND_2:
             self._bid_round_2(seat, action)
-        elif phase is Phase.GO_ALONE:
-            self._go_alone(seat, action is A.GO_ALONE)
         elif phase is Phase.DEALER_PICKUP:
             took = action is A.TAKE_UPCARD
             self.dealer_took = took
