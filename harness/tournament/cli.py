@@ -98,8 +98,17 @@ def run_tournament(config: TournamentConfig, *, quiet: bool = False) -> RunState
     async def main() -> RunState:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+
+        def first_signal() -> None:
+            # The first Ctrl-C lets running games finish (they are stored); the second
+            # stops at once (running games are played again on resume).
+            stop.set()
+            loop.remove_signal_handler(signal.SIGINT)
+            print("\nstopping: finishing the games in progress (Ctrl-C again to stop now)",
+                  file=sys.stderr)
+
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, first_signal)
         runner = TournamentRunner(config, on_progress=report, stop=stop)
         try:
             return await runner.run()
