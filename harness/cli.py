@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import shlex
 import signal
 import sys
@@ -80,9 +81,8 @@ async def _match(args: argparse.Namespace) -> int:
     wins = dict.fromkeys(names, 0)
     results = []
     async with Arena(log_dir=log_dir, host=args.host, port=args.port) as arena:
-        arena.server.require(rules)
         for e in entrants:
-            arena.add(e, max(1, match_seats(rules.form, names, 0).count(e.name)))
+            arena.add(e, max(1, match_seats(rules.form, names, 0).count(e.name)), rules)
         print(f"referee on {arena.server.address}; {args.games} game(s) of {rules.form.value}, "
               f"deck {rules.deck.value}, target {rules.target}, tc {tc}, policy {policy}",
               file=sys.stderr)
@@ -109,8 +109,14 @@ async def _serve(args: argparse.Namespace) -> int:
     are then interrupted, connected bots are told, and bot processes are stopped."""
     from harness.tournament.service import TournamentService
 
+    token = args.operator_token or os.environ.get("EUCHRE_OPERATOR_TOKEN") or None
+    if token is None and args.host not in ("127.0.0.1", "localhost", "::1"):
+        print("note: no operator token; operator calls are accepted from this machine only "
+              "(set --operator-token or EUCHRE_OPERATOR_TOKEN to allow others)",
+              file=sys.stderr)
     arena = Arena(log_dir=Path(args.log_dir), host=args.host, port=args.port,
                   shutdown_grace=args.grace)
+    arena.server.operator_token = token
     await arena.server.start()
     arena.server.tournaments = TournamentService(arena, Path(args.output))
     stop = asyncio.Event()
@@ -154,6 +160,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=50051)
     s.add_argument("--log-dir", default="results/logs")
     s.add_argument("--output", default="results", help="where tournaments store results")
+    s.add_argument("--operator-token", default=None,
+                   help="token operators must present (metadata 'authorization: Bearer "
+                        "TOKEN'); without one, operator calls are accepted from this "
+                        "machine only. Also EUCHRE_OPERATOR_TOKEN")
     s.add_argument("--grace", type=float, default=5.0,
                    help="seconds running games get to finish on shutdown (default 5)")
 

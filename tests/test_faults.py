@@ -183,6 +183,13 @@ def assert_game_over_sent(sent: Sent, result: GameResult, names: dict[int, tuple
         if result.termination is Termination.FORFEIT:
             assert g.forfeit_seat == result.forfeited_by
             assert g.winner_team == result.winner
+            loser = result.forfeited_by
+            assert loser is not None
+            if seat == loser:
+                assert g.detail == result.detail
+            else:  # the fault's detail may name the loser's cards: others get a summary
+                kind = result.faults[-1].kind.value
+                assert g.detail == f"seat {loser} ({result.seats[loser]}) forfeits: {kind}"
         else:
             assert not g.HasField("forfeit_seat")
 

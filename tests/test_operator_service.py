@@ -69,13 +69,17 @@ def test_operator_service_runs_and_reports_tournaments(tmp_path: Path) -> None:
                 listed = await op.ListTournaments(rpb.ListTournamentsRequest())
                 assert [t.tournament_id for t in listed.tournaments] == ["ladder"]
 
+                # A finished tournament's bots are stopped and leave the list.
                 bots = await op.ListBots(rpb.ListBotsRequest())
-                assert {b.name for b in bots.bots} == {"heuristic", "random"}
-                assert all(b.games_played >= 1 for b in bots.bots)
+                assert list(bots.bots) == []
 
                 second = await op.StartTournament(rpb.StartTournamentRequest(
                     config_toml=TOML.format(name="long", games=200)))
-                await asyncio.sleep(0.5)
+                await asyncio.sleep(1.0)
+                bots = await op.ListBots(rpb.ListBotsRequest())
+                assert {b.name for b in bots.bots} == {"heuristic", "random"}
+                assert any(b.state == rpb.BOT_STATE_PLAYING for b in bots.bots)
+                assert all(b.session_id for b in bots.bots)
                 cancelled = await op.CancelTournament(rpb.CancelTournamentRequest(
                     tournament_id=second.tournament_id, reason="test"))
                 assert cancelled.tournament.status == rpb.TOURNAMENT_STATUS_CANCELLED
@@ -109,3 +113,57 @@ def test_graceful_shutdown_turns_health_to_not_serving(tmp_path: Path) -> None:
             await stopping
 
     asyncio.run(scenario())
+
+
+def test_operator_calls_need_the_operator_token_when_one_is_set(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with Arena(log_dir=tmp_path / "logs") as arena:
+            arena.server.operator_token = "s3cret"
+            async with grpc.aio.insecure_channel(arena.server.address) as channel:
+                op = rpc.OperatorServiceStub(channel)
+                for metadata in [None, (("authorization", "Bearer wrong"),)]:
+                    with pytest.raises(grpc.aio.AioRpcError) as denied:
+                        await op.ListBots(rpb.ListBotsRequest(), metadata=metadata)
+                    assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
+                    with pytest.raises(grpc.aio.AioRpcError) as denied:
+                        await op.StartTournament(rpb.StartTournamentRequest(
+                            config_toml=TOML.format(name="x", games=1)), metadata=metadata)
+                    assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
+                ok = await op.ListBots(rpb.ListBotsRequest(),
+                                       metadata=(("authorization", "Bearer s3cret"),))
+                assert list(ok.bots) == []
+
+    asyncio.run(scenario())
+
+
+def test_operator_calls_without_a_token_are_for_this_machine_only() -> None:
+    from harness.referee.server import _is_loopback
+
+    assert _is_loopback("ipv4:127.0.0.1:5000") and _is_loopback("ipv6:[::1]:5000")
+    assert not _is_loopback("ipv4:10.1.2.3:5000")
+    assert not _is_loopback("ipv6:[2001:db8::1]:443")
+
+
+def test_tournaments_on_one_referee_keep_their_own_bots(tmp_path: Path) -> None:
+    """Same bot names, different forms, one after the other and at once: each tournament
+    gets its own seat instances (a four-handed one needs two per bot) and its own rules."""
+    four = TOML.format(name="four", games=1).replace('"two-handed"', '"four-handed"')
+    two = TOML.format(name="two", games=1)
+
+    async def scenario() -> None:
+        async with Arena(log_dir=tmp_path / "logs") as arena:
+            arena.server.tournaments = TournamentService(arena, tmp_path / "out")
+            async with grpc.aio.insecure_channel(arena.server.address) as channel:
+                op = rpc.OperatorServiceStub(channel)
+                await op.StartTournament(rpb.StartTournamentRequest(config_toml=two))
+                await op.StartTournament(rpb.StartTournamentRequest(config_toml=four))
+                for tid in ("two", "four"):
+                    final = None
+                    async for update in op.WatchTournament(
+                            rpb.WatchTournamentRequest(tournament_id=tid)):
+                        final = update.tournament
+                    assert final is not None
+                    assert final.status == rpb.TOURNAMENT_STATUS_FINISHED, final
+                    assert final.games_done == final.games_total == 2
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))

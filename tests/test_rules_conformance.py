@@ -19,12 +19,14 @@ first card is the upcard. Cards a case leaves unspecified are filled in canonica
 from __future__ import annotations
 
 import dataclasses
+import json
+import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
 
-from harness.errors import ConfigError, IllegalActionError
+from harness.errors import ConfigError, IllegalActionError, ReplayError
 from harness.rules import (
     JOKER,
     Action,
@@ -1449,3 +1451,20 @@ def test_every_action_prints_and_parses_both_ways() -> None:
 def test_bad_action_text_is_refused(text: str) -> None:
     with pytest.raises(ValueError):
         Action.parse(text)
+
+
+def test_a_record_whose_result_was_altered_does_not_replay() -> None:
+    rng = random.Random(5)
+    game = Game(RulesConfig(), 11)
+    while game.outcome is None:
+        game.apply(rng.choice(game.legal_actions()))
+    record = game.to_record()
+    Game.from_record(record)  # the genuine record replays
+    forged = json.loads(json.dumps(record))
+    forged["scores"] = list(reversed(forged["scores"]))
+    with pytest.raises(ReplayError, match="scores"):
+        Game.from_record(forged)
+    forged = json.loads(json.dumps(record))
+    forged["outcome"]["winner"] = 1 - forged["outcome"]["winner"]
+    with pytest.raises(ReplayError, match="outcome"):
+        Game.from_record(forged)

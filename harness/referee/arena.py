@@ -33,9 +33,15 @@ from harness.rules.game import Game
 
 
 class Arena:
+    """A pool of bots playing on a referee server. It starts and stops its own server,
+    or, given ``server=``, shares a running one (each tournament on ``serve`` has its
+    own arena, so entrants of different tournaments never mix)."""
+
     def __init__(self, *, log_dir: Path, host: str = "127.0.0.1", port: int = 0,
-                 startup_timeout: float = 20.0, shutdown_grace: float = 5.0) -> None:
-        self.server = RefereeServer(host, port)
+                 startup_timeout: float = 20.0, shutdown_grace: float = 5.0,
+                 server: RefereeServer | None = None) -> None:
+        self.owns_server = server is None
+        self.server = server or RefereeServer(host, port)
         self.pool = BotPool(self.server, log_dir, startup_timeout=startup_timeout)
         self.shutdown_grace = shutdown_grace
         self.stop_games = asyncio.Event()
@@ -43,7 +49,8 @@ class Arena:
         self.server.on_shutdown(self._interrupt_running)
 
     async def __aenter__(self) -> Arena:
-        await self.server.start()
+        if self.owns_server:
+            await self.server.start()
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
@@ -52,7 +59,10 @@ class Arena:
 
     async def close(self) -> None:
         try:
-            await self.server.stop(grace=1.0)
+            if self.owns_server:
+                await self.server.stop(grace=1.0)
+            else:
+                self.server.remove_shutdown_callback(self._interrupt_running)
         finally:
             await self.pool.close()
 
@@ -65,8 +75,8 @@ class Arena:
         if self._running:
             await asyncio.wait(self._running, timeout=5.0)
 
-    def add(self, entrant: Entrant, instances: int) -> None:
-        self.pool.add(entrant, instances)
+    def add(self, entrant: Entrant, instances: int, rules: RulesConfig | None = None) -> None:
+        self.pool.add(entrant, instances, rules)
 
     async def play(self, game_id: str, config: RulesConfig, seed: int, seats: Sequence[str],
                    *, time_control: TimeControl | None = None,

@@ -273,11 +273,18 @@ class GameRunner:
             "started_at": started_at,
         })
         self._queue_events()
+        # A fault's detail can name the faulting seat's cards (an illegal action lists its
+        # legal ones): only that seat and the stored record get it; the others learn who
+        # forfeited and why, nothing more.
+        public = detail
+        if loser is not None and self.faults:
+            public = f"seat {loser} ({self.names[loser]}) forfeits: {self.faults[-1].kind.value}"
         for seat in range(cfg.players):
             await self._flush(self.seats[seat], rpb.ConnectResponse(game_over=rpb.GameOver(
                 game_id=self.game_id, scores=scores, winner_team=winner, places=places,
                 your_place=places[seat], termination=_TERMINATION_PB[termination],
-                detail=detail, forfeit_seat=loser, hands_played=len(game.hands))))
+                detail=detail if seat == loser else public, forfeit_seat=loser,
+                hands_played=len(game.hands))))
         return GameResult(self.game_id, self.names, termination, scores, places, winner,
                           len(game.hands), tuple(self.faults), record,
                           time.monotonic() - start, detail)

@@ -9,9 +9,11 @@ import logging
 from pathlib import Path
 
 from harness.errors import BotStartupError, ConfigError
+from harness.protocol import convert
 from harness.referee.process import BotCommand, BotProcess
 from harness.referee.server import RefereeServer
 from harness.referee.session import Slot
+from harness.rules.config import RulesConfig
 
 log = logging.getLogger("euchre.pool")
 
@@ -57,7 +59,9 @@ class BotPool:
         self._instances: dict[str, list[Instance]] = {}
         self._freed = asyncio.Condition()
 
-    def add(self, entrant: Entrant, instances: int) -> None:
+    def add(self, entrant: Entrant, instances: int, rules: RulesConfig | None = None) -> None:
+        """Register ``instances`` seat instances of ``entrant``. With ``rules``, a bot
+        whose Hello capabilities exclude that form or deck is refused."""
         if entrant.name in self.entrants:
             raise ConfigError(entrant.name, "two entrants have the same name")
         if entrant.remote and len(entrant.tokens) < instances:
@@ -65,11 +69,21 @@ class BotPool:
                                             f"(one per seat instance); got "
                                             f"{len(entrant.tokens)}")
         self.entrants[entrant.name] = entrant
+        requires = None
+        if rules is not None:
+            p = convert.rules_to_pb(rules)
+            requires = (int(p.form), int(p.deck))
         lst = []
-        for i in range(instances):
-            token = entrant.tokens[i] if entrant.remote else None
-            slot = self.server.registry.add(entrant.name, i, token, remote=entrant.remote)
-            lst.append(Instance(entrant, slot))
+        try:
+            for i in range(instances):
+                token = entrant.tokens[i] if entrant.remote else None
+                slot = self.server.registry.add(entrant.name, i, token, remote=entrant.remote,
+                                                requires=requires)
+                lst.append(Instance(entrant, slot))
+        except ValueError as e:
+            for inst in lst:
+                self.server.registry.remove(inst.slot)
+            raise ConfigError(entrant.name, str(e)) from None
         self._instances[entrant.name] = lst
 
     def instances(self, name: str) -> list[Instance]:

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -22,7 +22,6 @@ from harness import __version__
 from harness._generated.euchre.v1 import euchre_pb2 as pb
 from harness._generated.euchre.v1 import referee_pb2 as rpb
 from harness._generated.euchre.v1 import referee_pb2_grpc as rpc
-from harness.protocol import convert
 from harness.referee.session import Registry, Session, SlotState
 
 log = logging.getLogger("euchre.referee")
@@ -107,18 +106,18 @@ class RefereeServicer(rpc.RefereeServiceServicer):
                          "this token's seat already has a live stream",
                          grpc.StatusCode.ALREADY_EXISTS)
             return None
-        need = self.server.requirements
+        need = slot.requires
         if need is not None:
             form, deck = need
             caps = hello.capabilities
             if caps.forms and form not in caps.forms:
                 await refuse(rpb.REFUSAL_REASON_UNSUPPORTED_FORM,
-                             f"this referee plays {pb.Form.Name(form)}, which the bot does not "
+                             f"this referee plays {_form_name(form)}, which the bot does not "
                              f"support", grpc.StatusCode.FAILED_PRECONDITION)
                 return None
             if caps.decks and deck not in caps.decks:
                 await refuse(rpb.REFUSAL_REASON_UNSUPPORTED_DECK,
-                             f"this referee plays {pb.Deck.Name(deck)}, which the bot does not "
+                             f"this referee plays {_deck_name(deck)}, which the bot does not "
                              f"support", grpc.StatusCode.FAILED_PRECONDITION)
                 return None
         session = Session(context, slot, hello.bot_name[:100], hello.bot_version[:100],
@@ -133,6 +132,22 @@ class RefereeServicer(rpc.RefereeServiceServicer):
         return session
 
 
+def _form_name(value: int) -> str:
+    return pb.Form.Name(cast(pb.Form.ValueType, value))
+
+
+def _deck_name(value: int) -> str:
+    return pb.Deck.Name(cast(pb.Deck.ValueType, value))
+
+
+def _is_loopback(peer: str) -> bool:
+    """``ipv4:127.0.0.1:5000``, ``ipv6:[::1]:5000`` or a Unix socket."""
+    if peer.startswith("unix:"):
+        return True
+    host = peer.split(":", 1)[-1].rsplit(":", 1)[0].strip("[]")
+    return host.startswith("127.") or host == "::1"
+
+
 class OperatorServicer(rpc.OperatorServiceServicer):
     """Lists connected bots. Tournament calls are delegated to ``server.tournaments``
     when a tournament service is attached; otherwise they answer UNIMPLEMENTED."""
@@ -140,8 +155,16 @@ class OperatorServicer(rpc.OperatorServiceServicer):
     def __init__(self, server: RefereeServer) -> None:
         self.server = server
 
+    async def _authorize(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        if not self.server.operator_allowed(context):
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED,
+                                "operator calls need the operator token (metadata "
+                                "'authorization: Bearer TOKEN'), or a caller on this machine "
+                                "when the referee has none")
+
     async def ListBots(self, request: rpb.ListBotsRequest,
                        context: grpc.aio.ServicerContext[Any, Any]) -> rpb.ListBotsResponse:
+        await self._authorize(context)
         bots = []
         for slot in self.server.registry:
             s = slot.session
@@ -184,6 +207,7 @@ class OperatorServicer(rpc.OperatorServiceServicer):
             yield update
 
     async def _require_tournaments(self, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        await self._authorize(context)
         handler = self.server.tournaments
         if handler is None:
             await context.abort(grpc.StatusCode.UNIMPLEMENTED,
@@ -196,7 +220,8 @@ class RefereeServer:
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *,
                  handshake_timeout: float = HANDSHAKE_TIMEOUT,
-                 max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
+                 max_message_bytes: int = MAX_MESSAGE_BYTES,
+                 operator_token: str | None = None) -> None:
         self.host = host
         self.requested_port = port
         self.port = 0
@@ -204,8 +229,9 @@ class RefereeServer:
         self.max_message_bytes = max_message_bytes
         self.registry = Registry()
         self.shutting_down = False
-        # Rules a connecting bot must support (its Hello capabilities), if set.
-        self.requirements: tuple[pb.Form.ValueType, pb.Deck.ValueType] | None = None
+        # Operator calls: with a token, only callers presenting it ("authorization:
+        # Bearer TOKEN" metadata); without one, only callers on this machine.
+        self.operator_token = operator_token
         self.tournaments: Any = None
         self._server: grpc.aio.Server | None = None
         self._health = health.aio.HealthServicer()
@@ -216,10 +242,11 @@ class RefereeServer:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{host}:{self.port}"
 
-    def require(self, rules: Any) -> None:
-        """Refuse bots whose capabilities exclude these rules (a RulesConfig)."""
-        p = convert.rules_to_pb(rules)
-        self.requirements = (p.form, p.deck)
+    def operator_allowed(self, context: grpc.aio.ServicerContext[Any, Any]) -> bool:
+        if self.operator_token:
+            metadata = dict(context.invocation_metadata() or ())
+            return metadata.get("authorization") == f"Bearer {self.operator_token}"
+        return _is_loopback(context.peer())
 
     async def start(self) -> None:
         options: Sequence[tuple[str, Any]] = [
@@ -257,6 +284,10 @@ class RefereeServer:
 
     def on_shutdown(self, callback: Callable[[], Any]) -> None:
         self._on_shutdown.append(callback)
+
+    def remove_shutdown_callback(self, callback: Callable[[], Any]) -> None:
+        if callback in self._on_shutdown:
+            self._on_shutdown.remove(callback)
 
     async def stop(self, grace: float = 5.0) -> None:
         """Graceful shutdown: NOT_SERVING, refuse new bots, let callbacks (running games)

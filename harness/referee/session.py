@@ -38,8 +38,12 @@ class SlotState(enum.Enum):
 class Slot:
     """One seat instance of an entrant."""
 
-    def __init__(self, name: str, instance: int, token: str, *, remote: bool) -> None:
+    def __init__(self, name: str, instance: int, token: str, *, remote: bool,
+                 requires: tuple[int, int] | None = None) -> None:
         self.name = name
+        # (pb Form, pb Deck) this seat is for: a bot whose capabilities exclude it is
+        # refused at the handshake.
+        self.requires = requires
         self.instance = instance
         self.token = token
         self.remote = remote
@@ -82,11 +86,11 @@ class Registry:
         self._slots: dict[str, Slot] = {}
 
     def add(self, name: str, instance: int, token: str | None = None, *,
-            remote: bool = False) -> Slot:
+            remote: bool = False, requires: tuple[int, int] | None = None) -> Slot:
         token = token or "t" + secrets.token_hex(16)  # never starts with '-'
         if token in self._slots:
-            raise ValueError("token already issued")
-        slot = Slot(name, instance, token, remote=remote)
+            raise ValueError(f"{name}: token already issued to another seat")
+        slot = Slot(name, instance, token, remote=remote, requires=requires)
         self._slots[token] = slot
         return slot
 
@@ -101,6 +105,7 @@ class Registry:
 
 
 _session_ids = itertools.count(1)
+WRITE_TIMEOUT = 10.0  # seconds a write may block before the bot counts as gone
 
 
 class Session:
@@ -138,9 +143,19 @@ class Session:
         the queue in one Bundle with its next decision request or game over)."""
         self._outbox.append(message)
 
-    async def flush(self, last: rpb.ConnectResponse | None = None) -> None:
+    async def flush(self, last: rpb.ConnectResponse | None = None, *,
+                    timeout: float = WRITE_TIMEOUT) -> None:
         """Send everything queued (plus ``last``): one Bundle to a bot that takes them,
-        else one message at a time."""
+        else one message at a time. A bot that does not read its stream (so that writes
+        block) for ``timeout`` seconds is disconnected."""
+        try:
+            await asyncio.wait_for(self._flush(last), timeout)
+        except TimeoutError:
+            self.close(f"the bot did not read its stream for {timeout:g}s")
+            raise BotTerminatedError(f"{self.slot.name}: stream closed "
+                                     f"({self.close_reason})") from None
+
+    async def _flush(self, last: rpb.ConnectResponse | None) -> None:
         queued = self._outbox
         if last is not None:
             queued.append(last)
@@ -175,7 +190,8 @@ class Session:
         self._last_issued = max(self._last_issued, request.request_id)
         timer = None
         try:
-            await self.flush(rpb.ConnectResponse(decision_request=request))
+            await self.flush(rpb.ConnectResponse(decision_request=request),
+                             timeout=max(timeout, 1.0))
             timer = loop.call_later(timeout, self._expire, fut, timeout)
             return await fut  # resolved by on_reply, _expire or close
         finally:

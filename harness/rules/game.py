@@ -204,6 +204,14 @@ class Game:
             raise
         except (KeyError, TypeError, ValueError, IndexError) as e:
             raise ReplayError(f"cannot replay record: {e}") from e
+        if "scores" in record and list(record["scores"]) != game.scores:
+            raise ReplayError(f"the record's scores {record['scores']} differ from the "
+                              f"replay's {game.scores}")
+        outcome = record.get("outcome")
+        replayed = game.outcome.to_dict() if game.outcome is not None else None
+        if "outcome" in record and outcome != replayed:
+            raise ReplayError(f"the record's outcome {outcome} differs from the replay's "
+                              f"{replayed}")
         return game
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from harness.referee.arena import Arena
 from harness.referee.outcome import GameResult, Termination
+from harness.referee.server import RefereeServer
 from harness.store import Fault as StoredFault
 from harness.store import GameRow, ResultsStore
 from harness.tournament.config import TournamentConfig
@@ -58,11 +59,13 @@ class RunState:
 class TournamentRunner:
     """Plays one tournament to completion (or until ``stop`` is set)."""
 
-    def __init__(self, config: TournamentConfig, *, arena: Arena | None = None,
+    def __init__(self, config: TournamentConfig, *, server: RefereeServer | None = None,
                  on_progress: Callable[[RunState], None] | None = None,
                  stop: asyncio.Event | None = None) -> None:
+        """``server``: a running referee to play on (its own bots, sessions and logs are
+        still this tournament's); by default the tournament starts its own."""
         self.config = config
-        self.arena = arena
+        self.server = server
         self.on_progress = on_progress
         self.stop = stop or asyncio.Event()
         self.state = RunState()
@@ -90,21 +93,13 @@ class TournamentRunner:
         fmt = self.format
         finished = {row.game_key: row for row in store.games(cfg.id)}
         self.state.total = fmt.total()
-        own_arena = self.arena is None
-        arena = self.arena or Arena(log_dir=self.output / "logs" / cfg.id)
-        try:
-            if own_arena:
-                await arena.__aenter__()
-            arena.server.require(cfg.rules)
-            known = set(arena.pool.entrants)
+        async with Arena(log_dir=self.output / "logs" / cfg.id, server=self.server) as arena:
             per_game = self.format.seats_per_entrant()
             for bot in cfg.bots:
-                if bot.name not in known and per_game.get(bot.name):
-                    arena.add(bot.entrant(), per_game[bot.name] * max(1, cfg.concurrency))
+                if per_game.get(bot.name):
+                    arena.add(bot.entrant(), per_game[bot.name] * max(1, cfg.concurrency),
+                              cfg.rules)
             await self._play_all(arena, store, fmt, finished)
-        finally:
-            if own_arena:
-                await arena.close()
 
     async def _play_all(self, arena: Arena, store: ResultsStore, fmt: TournamentFormat,
                         finished: dict[str, GameRow]) -> None:

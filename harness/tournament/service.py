@@ -103,7 +103,7 @@ class TournamentService:
         if running is not None and running.status in ("pending", "running"):
             await context.abort(grpc.StatusCode.ALREADY_EXISTS,
                                 f"tournament {config.id!r} is already running")
-        entry = _Entry(config, TournamentRunner(config, arena=self.arena))
+        entry = _Entry(config, TournamentRunner(config, server=self.arena.server))
 
         def on_progress(state: RunState) -> None:
             task = asyncio.ensure_future(self._bump(entry))
