@@ -28,6 +28,7 @@ from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.referee.seating import match_seats, match_seed
 from harness.rules.config import RulesConfig
+from harness.tournament.cli import port_number
 
 
 def parse_bot(spec: str) -> Entrant:
@@ -39,7 +40,11 @@ def parse_bot(spec: str) -> Entrant:
     if name.endswith("@remote"):
         return Entrant(name.removesuffix("@remote"), None,
                        tuple(t for t in rest.split(",") if t))
-    argv = [a.replace("{python}", sys.executable) for a in shlex.split(rest)]
+    try:
+        words = shlex.split(rest)
+    except ValueError as e:
+        raise HarnessError(f"--bot {name}: cannot split the command ({e})") from None
+    argv = [a.replace("{python}", sys.executable) for a in words]
     return Entrant(name, BotCommand(tuple(argv)))
 
 
@@ -132,6 +137,13 @@ async def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1; got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="euchre-harness", description=__doc__.split("\n")[0])
     ap.add_argument("-v", "--verbose", action="store_true", help="log what the referee does")
@@ -140,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("match", help="play games between a few bots and print the results")
     m.add_argument("--bot", action="append", required=True, metavar="NAME=COMMAND",
                    help="a local bot (repeat per bot); NAME@remote=TOKEN,... for a remote one")
-    m.add_argument("--games", type=int, default=2)
+    m.add_argument("--games", type=positive, default=2)
     m.add_argument("--form", default="four-handed",
                    help="four-handed (default), two-handed or cutthroat")
     m.add_argument("--deck", default="24", help="24 (default), 32 or 25")
@@ -151,13 +163,13 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--policy", default="forfeit", help="forfeit (default) or strikes[:N]")
     m.add_argument("--seed", type=int, default=1)
     m.add_argument("--host", default="127.0.0.1")
-    m.add_argument("--port", type=int, default=0, help="0 = any free port")
+    m.add_argument("--port", type=port_number, default=0, help="0 = any free port")
     m.add_argument("--log-dir", default="results/logs", help="bot stdout/stderr logs")
     m.add_argument("--json", action="store_true", help="print each game record as JSON")
 
     s = sub.add_parser("serve", help="run a referee for remote bots and operator calls")
     s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--port", type=int, default=50051)
+    s.add_argument("--port", type=port_number, default=50051)
     s.add_argument("--log-dir", default="results/logs")
     s.add_argument("--output", default="results", help="where tournaments store results")
     s.add_argument("--operator-token", default=None,
@@ -185,6 +197,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         else:
             code = args.handler(args)
     except HarnessError as e:
+        print(f"euchre-harness: error: {e}", file=sys.stderr)
+        code = 2
+    except OSError as e:  # an output or log folder that cannot be written, ...
         print(f"euchre-harness: error: {e}", file=sys.stderr)
         code = 2
     except KeyboardInterrupt:

@@ -472,3 +472,14 @@ def test_los_matrix_table_shows_each_pair_once_each_way() -> None:
     assert los_ab > 99.0
     assert f"{los_ab:.1f}%" in lines[0] and f"{100.0 - los_ab:.1f}%" in lines[1]
     assert render_los(None) == "Not enough rated bots."
+
+
+def test_a_bot_on_both_teams_is_not_credited_with_the_win() -> None:
+    """Mixed partnerships of two bots put one bot on both sides (a+b against a+a): it
+    wins whatever happens, so that game is no win for it; the bot on one side only is
+    credited as usual."""
+    row = random_row(Form.FOUR_HANDED, 3, ("a", "a", "b", "a"), "g1")
+    stats = compute_stats([row])
+    assert stats["a"].games == stats["b"].games == 1
+    assert stats["a"].wins == 0
+    assert stats["b"].wins == (1 if row.ranking[2] == 1 else 0)

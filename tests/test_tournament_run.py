@@ -190,3 +190,68 @@ def test_round_robin_in_other_forms_plays_every_game(tmp_path: Path, form: str) 
     assert len(rows) == config.make_format().total()
     assert all(r.termination == "normal" for r in rows), [r.record["detail"] for r in rows]
     assert fit_ratings(rows) is not None
+
+
+def test_a_remote_bot_with_fewer_tokens_than_seats_at_once_still_plays_everything(
+        tmp_path: Path) -> None:
+    """Four-handed with concurrency 2 would like four seats of the remote bot at once;
+    it has two tokens, so its games run one at a time, and none deadlocks."""
+    path = tmp_path / "remote.toml"
+    path.write_text(f"""
+name = "remote"
+output = "{tmp_path / 'out'}"
+games = 2
+concurrency = 2
+[rules]
+target = 5
+[[bot]]
+name = "local"
+command = "{{python}} -m sample_bots.random_bot"
+[[bot]]
+name = "far"
+tokens = ["far-1", "far-2"]
+""")
+    config = load_config(path)
+
+    async def scenario() -> None:
+        address: list[str] = []
+        runner = TournamentRunner(config, on_listen=address.append)
+        task = asyncio.ensure_future(runner.run())
+        while not address:
+            await asyncio.sleep(0.05)
+        bots = [await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "sample_bots.random_bot", cwd=ROOT,
+            env={**os.environ, "EUCHRE_REFEREE_ADDRESS": address[0],
+                 "EUCHRE_BOT_TOKEN": token},
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for token in ("far-1", "far-2")]
+        try:
+            state = await asyncio.wait_for(task, 90)
+            assert state.finished and state.done == 4
+        finally:
+            for b in bots:
+                if b.returncode is None:
+                    b.kill()
+                await b.wait()
+
+    asyncio.run(scenario())
+    with ResultsStore(store_path(tmp_path / "out")) as store:
+        rows = list(store.games("remote"))
+    assert len(rows) == 4 and all(r.termination == "normal" for r in rows)
+
+
+def test_a_remote_bot_needs_a_token_per_seat_it_takes_in_one_game(tmp_path: Path) -> None:
+    path = tmp_path / "few.toml"
+    path.write_text(f"""
+name = "few"
+output = "{tmp_path / 'out'}"
+[[bot]]
+name = "local"
+command = "{{python}} -m sample_bots.random_bot"
+[[bot]]
+name = "far"
+tokens = ["only-one"]
+""")
+    result = cli("run", str(path), "--quiet")
+    assert result.returncode == 2
+    assert "bot[1].tokens" in result.stderr and "at least 2 tokens" in result.stderr

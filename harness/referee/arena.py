@@ -95,14 +95,14 @@ class Arena:
                     tc: TimeControl | None, policy: FaultPolicy | None) -> GameResult:
         instances: list[Instance] = []
         try:
-            for name in seats:
-                instances.append(await self.pool.acquire(name))
+            instances = await self.pool.acquire(seats)
             for seat, inst in enumerate(instances):
                 try:
                     await self.pool.ready(inst)
                 except BotStartupError as e:
                     inst.slot.faults += 1
-                    return self._no_show(game_id, config, seed, seats, seat, str(e))
+                    return self._no_show(game_id, config, seed, seats, seat, str(e),
+                                         tc or TimeControl(), policy or FaultPolicy())
             for inst in instances:
                 inst.slot.game_id = game_id
 
@@ -131,7 +131,7 @@ class Arena:
                 await self.pool.release(inst)
 
     def _no_show(self, game_id: str, config: RulesConfig, seed: int, seats: Sequence[str],
-                 seat: int, detail: str) -> GameResult:
+                 seat: int, detail: str, tc: TimeControl, policy: FaultPolicy) -> GameResult:
         game = Game(config, seed)
         scores = tuple(game.scores)
         places, winner = forfeit_places(config, scores, seat)
@@ -140,6 +140,7 @@ class Arena:
         record = game.to_record()
         record.update({"game_id": game_id, "seats": list(seats), "termination": "forfeit",
                        "detail": detail, "places": list(places), "winner": winner,
+                       "time_control": str(tc), "fault_policy": str(policy),
                        "decision_ms": [], "faults": [fault.to_dict()],
                        "started_at": time.time()})
         return GameResult(game_id, tuple(seats), Termination.FORFEIT, scores, places, winner,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 from harness.errors import BotStartupError, ConfigError
@@ -89,14 +90,23 @@ class BotPool:
     def instances(self, name: str) -> list[Instance]:
         return self._instances[name]
 
-    async def acquire(self, name: str) -> Instance:
-        """A free instance of ``name``, marked busy (not yet connected: see ``ready``)."""
+    async def acquire(self, names: Sequence[str]) -> list[Instance]:
+        """Free instances for every name in ``names`` (a name may repeat), all marked
+        busy together: a game never holds some seats while it waits for others, so two
+        games cannot block each other."""
         async with self._freed:
             while True:
-                for inst in self._instances[name]:
-                    if not inst.busy:
+                picked: list[Instance] = []
+                for name in names:
+                    free = next((i for i in self._instances[name]
+                                 if not i.busy and i not in picked), None)
+                    if free is None:
+                        break
+                    picked.append(free)
+                else:
+                    for inst in picked:
                         inst.busy = True
-                        return inst
+                    return picked
                 await self._freed.wait()
 
     async def release(self, inst: Instance) -> None:

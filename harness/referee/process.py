@@ -82,8 +82,12 @@ class BotProcess:
         env.update(self.command.env)
         env.update({"EUCHRE_REFEREE_ADDRESS": self.address, "EUCHRE_BOT_TOKEN": self.token,
                     "EUCHRE_BOT_NAME": self.name, "PYTHONUNBUFFERED": "1"})
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
+        try:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
+        except OSError as e:
+            raise BotStartupError(f"{self.name}: cannot write its log {self.log_path}: "
+                                  f"{e.strerror or e}") from e
         self._log.write(f"--- start: {shlex.join(argv)}\n".encode())
         self._log.flush()
         try:

@@ -22,6 +22,7 @@ from harness import __version__
 from harness._generated.euchre.v1 import euchre_pb2 as pb
 from harness._generated.euchre.v1 import referee_pb2 as rpb
 from harness._generated.euchre.v1 import referee_pb2_grpc as rpc
+from harness.errors import HarnessError
 from harness.referee.session import Registry, Session, SlotState
 
 log = logging.getLogger("euchre.referee")
@@ -270,9 +271,14 @@ class RefereeServer:
             reflection.SERVICE_NAME,
         )
         reflection.enable_server_reflection(names, server)
-        self.port = server.add_insecure_port(f"{self.address_host()}:{self.requested_port}")
+        try:
+            self.port = server.add_insecure_port(
+                f"{self.address_host()}:{self.requested_port}")
+        except RuntimeError:
+            self.port = 0
         if self.port == 0:
-            raise OSError(f"cannot bind {self.host}:{self.requested_port}")
+            raise HarnessError(f"cannot listen on {self.host}:{self.requested_port} (port in "
+                               f"use, or not an address of this machine)")
         await server.start()
         self._server = server
         for name in ("", *names[:2]):

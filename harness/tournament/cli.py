@@ -59,6 +59,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", help="results folder (default: results)")
     p.add_argument("--seed")
     p.add_argument("--tc", help="time control, seconds per decision + bank, e.g. 1.0+10")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="where the referee listens (remote bots dial it; default loopback)")
+    p.add_argument("--port", type=port_number, default=0, help="0 = any free port")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.add_argument("--markdown", action="store_true", help="print the report as Markdown")
 
@@ -86,7 +89,15 @@ def _load(args: argparse.Namespace, extra: dict[str, str] | None = None) -> Tour
     return default_config()
 
 
-def run_tournament(config: TournamentConfig, *, quiet: bool = False) -> RunState:
+def port_number(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0..65535; got {value}")
+    return value
+
+
+def run_tournament(config: TournamentConfig, *, quiet: bool = False,
+                   host: str = "127.0.0.1", port: int = 0) -> RunState:
     """Run to completion with a progress line on stderr; Ctrl-C / SIGTERM stop cleanly
     (finished games are kept; running ones are played again on resume)."""
     progress = Progress(config.make_format().total(), enabled=not quiet)
@@ -109,7 +120,9 @@ def run_tournament(config: TournamentConfig, *, quiet: bool = False) -> RunState
 
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, first_signal)
-        runner = TournamentRunner(config, on_progress=report, stop=stop)
+        runner = TournamentRunner(
+            config, on_progress=report, stop=stop, host=host, port=port,
+            on_listen=lambda address: print(f"referee on {address}", file=sys.stderr))
         try:
             return await runner.run()
         finally:
@@ -128,7 +141,7 @@ def run_tournament(config: TournamentConfig, *, quiet: bool = False) -> RunState
 
 def cmd_run(args: argparse.Namespace) -> int:
     config = _load(args)
-    state = run_tournament(config, quiet=args.quiet)
+    state = run_tournament(config, quiet=args.quiet, host=args.host, port=args.port)
     print(tournament_report(config, markdown=args.markdown))
     return 0 if state.finished else 1
 
@@ -141,7 +154,7 @@ def cmd_sprt(args: argparse.Namespace) -> int:
              "id": f"sprt-{args.candidate}-vs-{args.baseline}",
              "name": f"SPRT {args.candidate} vs {args.baseline}"}
     config = _load(args, extra)
-    state = run_tournament(config, quiet=args.quiet)
+    state = run_tournament(config, quiet=args.quiet, host=args.host, port=args.port)
     print(tournament_report(config, markdown=args.markdown))
     return 0 if state.finished else 1
 
@@ -149,9 +162,7 @@ def cmd_sprt(args: argparse.Namespace) -> int:
 def cmd_ratings(args: argparse.Namespace) -> int:
     from harness.tournament.results import store_report
 
-    path = Path(args.store)
-    if not path.exists():
-        raise HarnessError(f"no results store at {path}")
+    path = _existing_store(args.store)
     with ResultsStore(path) as store:
         print(store_report(store, args.tournament, anchor=args.anchor,
                            anchor_rating=args.anchor_rating, markdown=args.markdown))
@@ -161,12 +172,18 @@ def cmd_ratings(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from harness.tournament.replay import render_game
 
-    path = Path(args.store)
-    if not path.exists():
-        raise HarnessError(f"no results store at {path}")
+    path = _existing_store(args.store)
     with ResultsStore(path) as store:
         row = store.find_game(args.game)
     if row is None:
         raise HarnessError(f"no game {args.game!r} in {path}")
     print(render_game(row))
     return 0
+
+
+def _existing_store(text: str) -> Path:
+    """A results store that exists (reading commands never create one)."""
+    path = Path(text)
+    if not path.is_file() or path.stat().st_size == 0:
+        raise HarnessError(f"no results store at {path}")
+    return path

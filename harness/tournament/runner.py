@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.errors import ConfigError
 from harness.referee.arena import Arena
 from harness.referee.outcome import GameResult, Termination
 from harness.referee.server import RefereeServer
@@ -60,12 +61,18 @@ class TournamentRunner:
     """Plays one tournament to completion (or until ``stop`` is set)."""
 
     def __init__(self, config: TournamentConfig, *, server: RefereeServer | None = None,
+                 host: str = "127.0.0.1", port: int = 0,
                  on_progress: Callable[[RunState], None] | None = None,
+                 on_listen: Callable[[str], None] | None = None,
                  stop: asyncio.Event | None = None) -> None:
         """``server``: a running referee to play on (its own bots, sessions and logs are
-        still this tournament's); by default the tournament starts its own."""
+        still this tournament's); by default the tournament starts its own on
+        ``host:port`` (remote bots dial that; ``on_listen`` is told the address)."""
         self.config = config
         self.server = server
+        self.host = host
+        self.port = port
+        self.on_listen = on_listen
         self.on_progress = on_progress
         self.stop = stop or asyncio.Event()
         self.state = RunState()
@@ -93,12 +100,26 @@ class TournamentRunner:
         fmt = self.format
         finished = {row.game_key: row for row in store.games(cfg.id)}
         self.state.total = fmt.total()
-        async with Arena(log_dir=self.output / "logs" / cfg.id, server=self.server) as arena:
+        async with Arena(log_dir=self.output / "logs" / cfg.id, server=self.server,
+                         host=self.host, port=self.port) as arena:
+            if self.on_listen is not None:
+                self.on_listen(arena.server.address)
             per_game = self.format.seats_per_entrant()
-            for bot in cfg.bots:
-                if per_game.get(bot.name):
-                    arena.add(bot.entrant(), per_game[bot.name] * max(1, cfg.concurrency),
-                              cfg.rules)
+            for i, bot in enumerate(cfg.bots):
+                seats = per_game.get(bot.name, 0)
+                if not seats:
+                    continue
+                instances = seats * max(1, cfg.concurrency)
+                if bot.remote:
+                    # A remote bot fills as many seats at once as it has tokens: fewer
+                    # tokens only means fewer of its games at a time.
+                    if len(bot.tokens) < seats:
+                        raise ConfigError(f"bot[{i}].tokens",
+                                          f"{bot.name} sits in {seats} seats of one game, so "
+                                          f"it needs at least {seats} tokens; got "
+                                          f"{len(bot.tokens)}")
+                    instances = min(instances, len(bot.tokens))
+                arena.add(bot.entrant(), instances, cfg.rules)
             await self._play_all(arena, store, fmt, finished)
 
     async def _play_all(self, arena: Arena, store: ResultsStore, fmt: TournamentFormat,

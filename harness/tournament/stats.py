@@ -32,8 +32,10 @@ at one table). Two kinds of count follow:
   count once for each of those teams, so ``points_per_hand`` stays a per-team average.
 
 Per game: ``games`` counts a game once however many seats the entrant had; ``wins``
-counts it if any of its seats placed first; ``forfeits`` if the forfeiting seat (the
-seat of the game's last fault) was one of its seats.
+counts it if its seats placed first, but never when the entrant sat on more than one
+team (possible with mixed partnerships of two or three bots, or several copies in
+cutthroat): such a game is won by it whatever happens; ``forfeits`` if the forfeiting
+seat (the seat of the game's last fault) was one of its seats.
 """
 
 from __future__ import annotations
@@ -172,10 +174,13 @@ def compute_stats(games: Iterable[GameRow]) -> dict[str, BotStats]:
 
 
 def _count_game(row: GameRow, get: _Getter) -> None:
+    form = form_of(row)
     for name in dict.fromkeys(row.seats):
         s = get(name)
         s.games += 1
-        if any(row.ranking[seat] == 1 for seat, n in enumerate(row.seats) if n == name):
+        seats = [seat for seat, n in enumerate(row.seats) if n == name]
+        teams = {team_of(form, seat) for seat in seats}
+        if len(teams) == 1 and any(row.ranking[seat] == 1 for seat in seats):
             s.wins += 1
     if row.termination == "forfeit" and row.faults:
         get(row.seats[row.faults[-1].seat]).forfeits += 1
