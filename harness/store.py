@@ -364,6 +364,19 @@ class ResultsStore:
             )
         return False
 
+    def replace_tournament_config(self, tournament_id: str, config: Mapping[str, Any]) -> None:
+        """Store a new configuration for an existing tournament (used to extend one:
+        the caller checks that its games so far stay valid)."""
+        try:
+            config_json = _dumps(dict(config), sort_keys=True)
+        except (TypeError, ValueError) as exc:
+            raise StoreError(f"tournament config is not JSON-serialisable: {exc}") from exc
+        with self._writing() as conn:
+            cursor = conn.execute("UPDATE tournaments SET config_json = ? WHERE id = ?",
+                                  (config_json, tournament_id))
+            if cursor.rowcount == 0:
+                raise StoreError(f"unknown tournament {tournament_id!r} in {self.path}")
+
     def set_status(self, tournament_id: str, status: str) -> None:
         """Set a tournament's status (``"running"``, ``"finished"``, ``"interrupted"``)."""
         with self._writing() as conn:

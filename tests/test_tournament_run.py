@@ -255,3 +255,28 @@ tokens = ["only-one"]
     result = cli("run", str(path), "--quiet")
     assert result.returncode == 2
     assert "bot[1].tokens" in result.stderr and "at least 2 tokens" in result.stderr
+
+
+def test_raising_games_extends_a_finished_tournament_with_only_the_new_games(
+        tmp_path: Path) -> None:
+    path = small_config(tmp_path, games=2)
+    first = cli("run", str(path), "--quiet")
+    assert first.returncode == 0, first.stderr
+    db = store_path(tmp_path / "out")
+    with ResultsStore(db) as store:
+        before = {r.game_key: r for r in store.games("small")}
+    assert len(before) == 4
+    more = cli("run", str(path), "--quiet", "--games", "4")
+    assert more.returncode == 0, more.stderr
+    with ResultsStore(db) as store:
+        after = {r.game_key: r for r in store.games("small")}
+    config = load_config(path, {"games": "4"})
+    assert sorted(after) == sorted(g.key for g in config.make_format().games())
+    assert len(after) == 8
+    for key, row in before.items():  # the first games were kept, not played again
+        assert after[key] == row
+    for game in config.make_format().games():  # and they are the same games as scheduled
+        if game.key in before:
+            assert (before[game.key].seats, before[game.key].seed) == (game.seats, game.seed)
+    fewer = cli("run", str(path), "--quiet", "--games", "3")
+    assert fewer.returncode == 2 and "differs in: games" in fewer.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -86,6 +87,7 @@ class TournamentRunner:
         cfg = self.config
         self.output.mkdir(parents=True, exist_ok=True)
         with ResultsStore(store_path(self.output)) as store:
+            self._extend_if_only_games_grew(store)
             store.ensure_tournament(cfg.id, cfg.name, cfg.to_dict())
             store.set_status(cfg.id, "running")
             try:
@@ -94,6 +96,24 @@ class TournamentRunner:
                 status = ("finished" if self.state.finished else "interrupted")
                 store.set_status(cfg.id, status)
         return self.state
+
+    def _extend_if_only_games_grew(self, store: ResultsStore) -> None:
+        """A stored tournament run again with more deal sets per pairing (and nothing
+        else changed) is extended: the schedule's first rounds are the same games, so
+        only the new rounds are played."""
+        cfg = self.config
+        if cfg.id not in store.tournament_ids():
+            return
+        stored = store.tournament_config(cfg.id)
+        new = json.loads(json.dumps(cfg.to_dict()))
+        if stored == new or "games" not in stored or "games" not in new:
+            return
+        rest_same = ({k: v for k, v in stored.items() if k != "games"}
+                     == {k: v for k, v in new.items() if k != "games"})
+        if rest_same and new["games"] > stored["games"]:
+            store.replace_tournament_config(cfg.id, new)
+            log.info("extending %s from %s to %s deal sets per pairing", cfg.id,
+                     stored["games"], new["games"])
 
     async def _run(self, store: ResultsStore) -> None:
         cfg = self.config
