@@ -428,6 +428,7 @@ class Hand:
             else:
                 self._led = led = eff[cid]
                 self._best = -1
+            # cards.trick_power(), inlined: trumps above the led suit, others worth 0.
             power = self._power[cid]
             if power:
                 power += 200
@@ -601,6 +602,8 @@ class Hand:
         self._power = TRUMP_POWER[trump]
         self._eff = EFFECTIVE_SUIT[trump]
         self._eff_play = _EFF_BY_ACTION[trump]
+        # Each seat's PLAY actions, kept beside its cards while tricks are played, so that
+        # legal_actions() copies or filters a list instead of building one per decision.
         self._plays = [[_PLAYS[c.id] for c in h] for h in self.hands]
 
     def _trick_done(self) -> None:
