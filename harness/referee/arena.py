@@ -3,7 +3,7 @@
 This is what ``euchre-harness match`` and the tournament runner use::
 
     async with Arena(log_dir=Path("results/logs")) as arena:
-        arena.add(Entrant("random", BotCommand.from_text("python -m sample_bots.random_bot")), 2)
+        arena.add(Entrant("random", BotCommand(("python", "-m", "sample_bots.random_bot"))), 2)
         result = await arena.play("g1", RulesConfig(), seed=1, seats=["random"] * 4)
 """
 

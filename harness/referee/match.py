@@ -107,7 +107,9 @@ class GameRunner:
             await session.flush(last)
 
     def _queue_events(self) -> None:
-        """Queue every new engine event for the seats that may see it."""
+        """Queue every new engine event for the seats that may see it. Runs after every
+        action, and one action ends at most one hand and deals the next, so
+        ``game.scores`` is the score before any DEAL event queued here."""
         game = self.game
         events, self._cursor = game.new_events(self._cursor)
         seats = range(len(self.seats))
@@ -117,7 +119,7 @@ class GameRunner:
                 assert ev.to is not None
                 self._tricks_in_hand = 0
                 self._post(ev.to, rpb.ConnectResponse(hand_start=convert.hand_start_to_pb(
-                    game.hands[hi], ev.to, hi, self._scores_before(hi))))
+                    game.hands[hi], ev.to, hi, game.scores)))
                 continue
             if kind is EventKind.TRICK:
                 self._tricks_in_hand += 1
@@ -128,14 +130,6 @@ class GameRunner:
             msg = rpb.ConnectResponse(game_event=pbev)
             for s in (seats if ev.to is None else (ev.to,)):
                 self._post(s, msg)
-
-    def _scores_before(self, hand_index: int) -> list[int]:
-        scores = [0] * len(self.game.scores)
-        for h in self.game.hands[:hand_index]:
-            if h.result is not None:
-                for t, p in enumerate(h.result.points):
-                    scores[t] += p
-        return scores
 
     # ------------------------------------------------------------------ playing
     async def play(self) -> GameResult:

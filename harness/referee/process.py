@@ -24,11 +24,11 @@ import shlex
 import shutil
 import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
-from harness.errors import BotStartupError, ConfigError
+from harness.errors import BotStartupError
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -40,13 +40,6 @@ class BotCommand:
     env: Mapping[str, str] = dataclasses.field(default_factory=dict)
     cpu_seconds: int | None = None
     memory_mb: int | None = None
-
-    @classmethod
-    def from_text(cls, command: str | Sequence[str], **kwargs: object) -> BotCommand:
-        argv = tuple(shlex.split(command) if isinstance(command, str) else command)
-        if not argv:
-            raise ConfigError("command", "a local bot needs a command line")
-        return cls(argv, **kwargs)  # type: ignore[arg-type]
 
 
 class BotProcess:

@@ -52,7 +52,6 @@ def to_row(tournament_id: str, game: ScheduledGame, result: GameResult) -> GameR
 class RunState:
     done: int = 0
     total: int | None = None
-    played_now: int = 0
     interrupted: int = 0
     status: str = ""
     finished: bool = False
@@ -194,7 +193,6 @@ class TournamentRunner:
                 async with changed:
                     fmt.record(game, result.places)
                     state.done += 1
-                    state.played_now += 1
                     state.status = fmt.status()
                     changed.notify_all()
                 if self.on_progress:
