@@ -27,11 +27,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, TypeVar
 
 from harness.errors import StoreError
+from harness.referee.outcome import Fault, FaultKind, Termination
 
-__all__ = ["Fault", "GameRow", "ResultsStore"]
+__all__ = ["GameRow", "ResultsStore"]
 
 _BUSY_TIMEOUT_S: Final = 5.0
 _PAGE_SIZE: Final = 500
@@ -40,25 +41,17 @@ _INT64_MAX: Final = 2**63 - 1
 
 
 @dataclass(frozen=True)
-class Fault:
-    """One fault a bot committed during a game (``kind`` e.g. ``"timeout"``)."""
-
-    seat: int
-    bot: str
-    kind: str
-    detail: str
-
-
-@dataclass(frozen=True)
 class GameRow:
-    """A finished game: what the runner records and what reads return."""
+    """A finished game: what the runner records and what reads return. The termination
+    and the fault kinds are stored as their enum values and read back as enums
+    (:func:`harness.results.rows.to_row` builds a row from a played game)."""
 
     tournament_id: str
     game_key: str
     form: str
     seed: int
     seats: tuple[str, ...]
-    termination: str
+    termination: Termination
     scores: tuple[int, ...]
     ranking: tuple[int, ...]
     hands: int
@@ -147,7 +140,7 @@ def _game_to_json(game: GameRow) -> dict[str, Any]:
         "form": game.form,
         "seed": game.seed,
         "seats": list(game.seats),
-        "termination": game.termination,
+        "termination": game.termination.value,
         "scores": list(game.scores),
         "ranking": list(game.ranking),
         "hands": game.hands,
@@ -155,7 +148,7 @@ def _game_to_json(game: GameRow) -> dict[str, Any]:
         "finished_at": game.finished_at,
         "duration_s": game.duration_s,
         "faults": [
-            {"seat": f.seat, "bot": f.bot, "kind": f.kind, "detail": f.detail}
+            {"seat": f.seat, "bot": f.bot, "kind": f.kind.value, "detail": f.detail}
             for f in game.faults
         ],
         "record": dict(game.record),
@@ -168,21 +161,44 @@ _GAME_COLUMNS: Final = (
 )
 
 
-def _row_to_game(row: tuple[Any, ...], faults: tuple[Fault, ...]) -> GameRow:
+_Outcome = TypeVar("_Outcome", Termination, FaultKind)
+
+
+def _enum_value(kind: type[_Outcome], value: str, game_key: str) -> _Outcome:
+    try:
+        return kind(value)
+    except ValueError:
+        raise StoreError(f"game {game_key!r}: unknown {kind.__name__} {value!r} in the "
+                         "store") from None
+
+
+def _row_to_game(row: tuple[Any, ...], stored: tuple[tuple[Any, ...], ...]) -> GameRow:
+    """A game row from its columns and its fault rows ``(seat, bot, kind, detail)``. The
+    faults' hand and decision come from the record's copy of the faults when it has one
+    per stored fault (the faults table does not keep them)."""
+    record: dict[str, Any] = json.loads(row[13])
+    listed = record.get("faults")
+    if not (isinstance(listed, list) and len(listed) == len(stored)):
+        listed = [{}] * len(stored)
+    faults = tuple(
+        Fault(seat, bot, _enum_value(FaultKind, kind, row[2]), detail,
+              where.get("hand", 0), where.get("decision", 0))
+        for (seat, bot, kind, detail), where in zip(stored, listed, strict=True)
+    )
     return GameRow(
         tournament_id=row[1],
         game_key=row[2],
         form=row[3],
         seed=row[4],
         seats=tuple(json.loads(row[5])),
-        termination=row[6],
+        termination=_enum_value(Termination, row[6], row[2]),
         scores=tuple(json.loads(row[7])),
         ranking=tuple(json.loads(row[8])),
         hands=row[9],
         started_at=row[10],
         finished_at=row[11],
         duration_s=row[12],
-        record=json.loads(row[13]),
+        record=record,
         faults=faults,
     )
 
@@ -438,7 +454,7 @@ class ResultsStore:
                 game.form,
                 game.seed,
                 _dumps(list(game.seats)),
-                game.termination,
+                game.termination.value,
                 _dumps(list(game.scores)),
                 _dumps(list(game.ranking)),
                 game.hands,
@@ -467,7 +483,7 @@ class ResultsStore:
             game_id = cursor.lastrowid
             conn.executemany(
                 "INSERT INTO faults (game_id, seat, bot, kind, detail) VALUES (?, ?, ?, ?, ?)",
-                [(game_id, f.seat, f.bot, f.kind, f.detail) for f in game.faults],
+                [(game_id, f.seat, f.bot, f.kind.value, f.detail) for f in game.faults],
             )
             return True
 
@@ -541,30 +557,19 @@ class ResultsStore:
             return _row_to_game(row, self._faults_for(conn, [row[0]]).get(row[0], ()))
 
     @staticmethod
-    def _faults_for(conn: sqlite3.Connection, game_ids: list[int]) -> dict[int, tuple[Fault, ...]]:
-        """Faults of the games whose ids lie in ``[min(game_ids), max(game_ids)]``."""
-        grouped: dict[int, list[Fault]] = {}
-        for game_id, seat, bot, kind, detail in conn.execute(
+    def _faults_for(
+        conn: sqlite3.Connection, game_ids: list[int]
+    ) -> dict[int, tuple[tuple[Any, ...], ...]]:
+        """Fault rows ``(seat, bot, kind, detail)`` of the games whose ids lie in
+        ``[min(game_ids), max(game_ids)]``."""
+        grouped: dict[int, list[tuple[Any, ...]]] = {}
+        for game_id, *fault in conn.execute(
             "SELECT game_id, seat, bot, kind, detail FROM faults "
             "WHERE game_id BETWEEN ? AND ? ORDER BY id",
             (min(game_ids), max(game_ids)),
         ):
-            grouped.setdefault(game_id, []).append(Fault(seat, bot, kind, detail))
+            grouped.setdefault(game_id, []).append(tuple(fault))
         return {k: tuple(v) for k, v in grouped.items()}
-
-    def fault_counts(self, tournament_id: str | None = None) -> dict[str, dict[str, int]]:
-        """``{bot: {kind: count}}`` over one tournament's games or all games."""
-        query = "SELECT f.bot, f.kind, COUNT(*) FROM faults AS f"
-        params: tuple[str, ...] = ()
-        if tournament_id is not None:
-            query += " JOIN games AS g ON g.id = f.game_id WHERE g.tournament_id = ?"
-            params = (tournament_id,)
-        query += " GROUP BY f.bot, f.kind ORDER BY f.bot, f.kind"
-        counts: dict[str, dict[str, int]] = {}
-        with self._reading() as conn:
-            for bot, kind, count in conn.execute(query, params):
-                counts.setdefault(bot, {})[kind] = count
-        return counts
 
     def export_jsonl(
         self, path: str | os.PathLike[str], tournament_id: str | None = None

@@ -1,6 +1,6 @@
-"""Tests of the per-bot statistics (harness/tournament/stats.py), the report
-(harness/report.py) and the game replay (harness/tournament/replay.py), on games played
-by the rules engine: crafted deals with known outcomes, and random games."""
+"""Tests of the per-bot statistics (harness/results/stats.py), the report
+(harness/results/report.py, summary.py) and the game replay (harness/results/replay.py),
+on games played by the rules engine: crafted deals with known outcomes, and random games."""
 
 from __future__ import annotations
 
@@ -15,7 +15,10 @@ import pytest
 
 from harness.ratings import Ratings, Result, fit
 from harness.referee.match import forfeit_places
-from harness.report import (
+from harness.referee.outcome import Fault, FaultKind, Termination
+from harness.results.head_to_head import head_to_head
+from harness.results.replay import render_game
+from harness.results.report import (
     render_faults,
     render_head_to_head,
     render_los,
@@ -24,15 +27,13 @@ from harness.report import (
     render_standings,
     render_stats,
     standings_rows,
-    summary_json,
-    write_outputs,
 )
+from harness.results.stats import BotStats, compute_stats
+from harness.results.summary import summary_json, write_outputs
 from harness.rules import Action, Card, Form, Game, RulesConfig, deck_cards, parse_cards
 from harness.rules.hand import deal_plan
 from harness.sprt import Pentanomial, Sprt, SprtDecision, Trinomial
-from harness.store import Fault, GameRow, ResultsStore
-from harness.tournament.replay import render_game
-from harness.tournament.stats import BotStats, compute_stats, head_to_head
+from harness.store import GameRow, ResultsStore
 
 # --------------------------------------------------------------------------- helpers
 
@@ -74,7 +75,7 @@ def play_scripted(config: RulesConfig, hands: Sequence[str], script: Sequence[tu
 
 
 def to_row(game: Game, seats: Sequence[str], key: str = "g1", *,
-           termination: str = "normal", faults: Sequence[Fault] = (),
+           termination: Termination = Termination.NORMAL, faults: Sequence[Fault] = (),
            places: Sequence[int] | None = None, tournament_id: str = "t1") -> GameRow:
     """Wrap a game's record as the runner stores it (engine record + referee keys)."""
     if places is None:
@@ -82,11 +83,10 @@ def to_row(game: Game, seats: Sequence[str], key: str = "g1", *,
         places = game.outcome.places
     record: dict[str, Any] = game.to_record()
     record.update({
-        "game_id": key, "seats": list(seats), "termination": termination, "detail": "",
+        "game_id": key, "seats": list(seats), "termination": termination.value, "detail": "",
         "places": list(places), "winner": None, "time_control": "1+10",
         "fault_policy": "forfeit", "decision_ms": [], "started_at": 0.0,
-        "faults": [{"seat": f.seat, "bot": f.bot, "kind": f.kind, "detail": f.detail,
-                    "hand": 0, "decision": 0} for f in faults],
+        "faults": [f.to_dict() for f in faults],
     })
     return GameRow(
         tournament_id=tournament_id, game_key=key, form=game.config.form.value, seed=game.seed,
@@ -138,7 +138,7 @@ def counts(stats: BotStats) -> dict[str, int]:
 def rows_ratings(rows: Sequence[GameRow]) -> Ratings:
     results = []
     for row in rows:
-        if row.termination == "interrupted":
+        if row.termination is Termination.INTERRUPTED:
             continue
         winners = tuple(n for n, p in zip(row.seats, row.ranking, strict=True) if p == 1)
         losers = tuple(n for n, p in zip(row.seats, row.ranking, strict=True) if p != 1)
@@ -208,11 +208,13 @@ def test_copies_on_both_teams_count_team_outcomes_for_each_team() -> None:
 
 
 def test_faults_are_counted_by_kind_and_disconnects_count_as_crashes() -> None:
-    faults = (Fault(1, "B", "timeout", "slow"), Fault(1, "B", "timeout", "slow"),
-              Fault(3, "D", "illegal_action", "x"), Fault(0, "A", "protocol_violation", "y"),
-              Fault(2, "C", "disconnect", "gone"), Fault(2, "C", "crash", "exit 1"),
-              Fault(3, "D", "startup_failure", "no handshake"))
-    row = to_row(euchre_game(), ("A", "B", "C", "D"), termination="forfeit", faults=faults)
+    faults = (Fault(1, "B", FaultKind.TIMEOUT, "slow"), Fault(1, "B", FaultKind.TIMEOUT, "slow"),
+              Fault(3, "D", FaultKind.ILLEGAL_ACTION, "x"),
+              Fault(0, "A", FaultKind.PROTOCOL_VIOLATION, "y"),
+              Fault(2, "C", FaultKind.DISCONNECT, "gone"),
+              Fault(2, "C", FaultKind.CRASH, "exit 1"),
+              Fault(3, "D", FaultKind.STARTUP_FAILURE, "no handshake"))
+    row = to_row(euchre_game(), ("A", "B", "C", "D"), termination=Termination.FORFEIT, faults=faults)
     stats = compute_stats([row])
     assert (stats["B"].timeouts, stats["D"].illegal_actions, stats["A"].protocol_violations,
             stats["C"].crashes, stats["D"].startup_failures) == (2, 1, 1, 2, 1)
@@ -227,8 +229,8 @@ def test_forfeited_game_counts_wins_from_places_and_skips_the_unfinished_hand() 
     while len(game.hands) < 3 or len(game.hand.tricks) < 2:
         game.apply(rng.choice(game.legal_actions()))
     places, _ = forfeit_places(config, game.scores, 1)
-    row = to_row(game, ("A", "B", "C", "D"), termination="forfeit", places=places,
-                 faults=(Fault(1, "B", "timeout", "late"),))
+    row = to_row(game, ("A", "B", "C", "D"), termination=Termination.FORFEIT, places=places,
+                 faults=(Fault(1, "B", FaultKind.TIMEOUT, "late"),))
     stats = compute_stats([row])
     assert [stats[n].wins for n in "ABCD"] == [1, 0, 1, 0]
     assert stats["B"].forfeits == 1 and stats["B"].timeouts == 1
@@ -240,8 +242,8 @@ def test_forfeited_game_counts_wins_from_places_and_skips_the_unfinished_hand() 
 
 def test_interrupted_games_are_skipped_entirely() -> None:
     row = to_row(euchre_game(), ("A", "B", "A", "B"))
-    interrupted = replace(row, game_key="g2", termination="interrupted", ranking=(0, 0, 0, 0),
-                          faults=(Fault(1, "B", "timeout", "x"),))
+    interrupted = replace(row, game_key="g2", termination=Termination.INTERRUPTED, ranking=(0, 0, 0, 0),
+                          faults=(Fault(1, "B", FaultKind.TIMEOUT, "x"),))
     assert compute_stats([row, interrupted]) == compute_stats([row])
     assert head_to_head([row, interrupted]) == head_to_head([row])
 
@@ -290,8 +292,8 @@ def rows() -> list[GameRow]:
                        if s % 2 else ("beta", "alpha", "beta", "alpha"), f"r{s}")
             for s in range(8)]
     out.append(replace(to_row(euchre_game(), ("alpha", "gamma", "alpha", "gamma"), "f0"),
-                       termination="forfeit",
-                       faults=(Fault(1, "gamma", "timeout", "too slow"),)))
+                       termination=Termination.FORFEIT,
+                       faults=(Fault(1, "gamma", FaultKind.TIMEOUT, "too slow"),)))
     return out
 
 
@@ -317,6 +319,9 @@ def test_report_contains_names_numbers_and_sections(rows: list[GameRow], fmt: st
     for name in ("alpha", "beta", "gamma"):
         assert name in text
     for name in ratings.players:
+        if name == "gamma":  # lost its only game: a bound, not a number
+            assert f"all games lost: below {ratings.interval(name)[1]:+.0f}" in text
+            continue
         assert f"{round(ratings.elo[name]):+d}" in text
         assert f"±{round(ratings.ci95[name])}" in text
     assert f"{stats['alpha'].points_per_hand:.3f}" in text
@@ -351,8 +356,8 @@ def test_head_to_head_table_shows_score_and_games(rows: list[GameRow]) -> None:
 
 
 def test_stats_and_faults_tables_show_counts() -> None:
-    stats = compute_stats([to_row(lone_march_game(), ("A", "B", "C", "B"), termination="forfeit",
-                                  faults=(Fault(0, "A", "illegal_action", "bad"),))])
+    stats = compute_stats([to_row(lone_march_game(), ("A", "B", "C", "B"), termination=Termination.FORFEIT,
+                                  faults=(Fault(0, "A", FaultKind.ILLEGAL_ACTION, "bad"),))])
     text = render_stats(stats, "text")
     assert "1/1" in text  # B's lone march
     faults = render_faults(stats, "markdown")
@@ -390,7 +395,10 @@ def test_summary_json_round_trips_and_holds_everything(rows: list[GameRow]) -> N
     assert data["ratings"]["los"]["alpha"]["beta"] == ratings.los("alpha", "beta")
     assert data["stats"]["alpha"]["points"] == stats["alpha"].points
     assert data["faults"] == {"gamma": {"timeout": 1}}
-    assert data["head_to_head"]["alpha"]["gamma"] == {"points": 1.0, "games": 1, "score": 1.0}
+    duel = {"kind": "trinomial", "counts": [0.0, 0.0, 1.0], "games": 1.0, "score": 1.0,
+            "elo": None, "elo_ci95": None, "los": 1.0}
+    assert data["head_to_head"]["alpha"]["gamma"] == {"points": 1.0, "games": 1, "score": 1.0,
+                                                      "duels": duel}
     assert data["sprt"]["decision"] == "continue" and data["sprt"]["elo"] is None
     assert summary_json("t1", [], None, {})["ratings"] is None
 
@@ -437,7 +445,7 @@ def test_render_game_lists_every_trick_of_every_hand(form: Form) -> None:
 
 def test_render_game_shows_header_bidding_trump_and_result() -> None:
     row = to_row(lone_defence_game(), ("A", "B", "C", "D"), faults=(
-        Fault(3, "D", "timeout", "late reply"),), termination="forfeit")
+        Fault(3, "D", FaultKind.TIMEOUT, "late reply"),), termination=Termination.FORFEIT)
     text = render_game(row)
     assert text.startswith("Game t1/g1")
     assert "Termination: forfeit" in text and "seat 3 (D): timeout: late reply" in text

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from harness.errors import StoreError
-from harness.store import Fault, GameRow, ResultsStore
+from harness.referee.outcome import Fault, FaultKind, Termination
+from harness.store import GameRow, ResultsStore
 
 CONFIG: dict[str, Any] = {"form": "partnership", "games": 4, "bots": ["a", "b"], "seed": 7}
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -32,7 +33,7 @@ def make_game(i: int, tournament_id: str = "t1", n_faults: int = 0) -> GameRow:
         form="partnership",
         seed=1000 + i,
         seats=seats,
-        termination="forfeit" if n_faults else "normal",
+        termination=Termination.FORFEIT if n_faults else Termination.NORMAL,
         scores=(10, i % 10),
         ranking=(1, 2, 1, 2),
         hands=5 + i % 7,
@@ -41,7 +42,8 @@ def make_game(i: int, tournament_id: str = "t1", n_faults: int = 0) -> GameRow:
         duration_s=3.25,
         record={"version": 1, "actions": [i, i + 1, i + 2], "note": "é ✓"},
         faults=tuple(
-            Fault(seat=k % 4, bot=seats[k % 4], kind=("timeout", "crash")[k % 2], detail=f"d{k}")
+            Fault(seat=k % 4, bot=seats[k % 4],
+                  kind=(FaultKind.TIMEOUT, FaultKind.CRASH)[k % 2], detail=f"d{k}")
             for k in range(n_faults)
         ),
     )
@@ -185,7 +187,7 @@ def test_game_with_faults_round_trips(store: ResultsStore) -> None:
 def test_recording_same_key_twice_stores_once(store: ResultsStore, tmp_path: Path) -> None:
     first = make_game(1, n_faults=2)
     assert store.record_game(first) is True
-    changed = replace(first, seed=999, faults=(Fault(0, "x", "crash", ""),))
+    changed = replace(first, seed=999, faults=(Fault(0, "x", FaultKind.CRASH, ""),))
     assert store.record_game(changed) is False
     assert store.game("t1", first.game_key) == first
     path = tmp_path / "results" / "results.sqlite"
@@ -245,22 +247,26 @@ def test_find_game_by_row_id_qualified_key_and_unique_bare_key(store: ResultsSto
         store.find_game("rr/0002/t1")
 
 
-def test_fault_counts_by_bot_and_kind(store: ResultsStore) -> None:
-    store.ensure_tournament("t2", "second", {})
-    store.record_game(make_game(1, n_faults=3))  # alpha timeout, beta crash, gamma timeout
-    store.record_game(make_game(2, n_faults=1))  # alpha timeout
-    store.record_game(make_game(3, tournament_id="t2", n_faults=2))
-    assert store.fault_counts("t1") == {
-        "alpha": {"timeout": 2},
-        "beta": {"crash": 1},
-        "gamma": {"timeout": 1},
-    }
-    assert store.fault_counts() == {
-        "alpha": {"timeout": 3},
-        "beta": {"crash": 2},
-        "gamma": {"timeout": 1},
-    }
-    assert store.fault_counts("unknown") == {}
+def test_outcome_enums_and_fault_positions_round_trip(store: ResultsStore) -> None:
+    game = make_game(1, n_faults=2)
+    faults = tuple(replace(f, hand=3, decision=40 + k) for k, f in enumerate(game.faults))
+    game = replace(game, faults=faults,
+                   record={**game.record, "faults": [f.to_dict() for f in faults]})
+    store.record_game(game)
+    (back,) = store.games("t1")
+    assert back == game
+    assert back.termination is Termination.FORFEIT
+    assert [f.kind for f in back.faults] == [FaultKind.TIMEOUT, FaultKind.CRASH]
+
+
+def test_an_unknown_stored_termination_is_a_store_error(store: ResultsStore) -> None:
+    store.record_game(make_game(1))
+    conn = sqlite3.connect(store.path)
+    conn.execute("UPDATE games SET termination = 'abandoned'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="unknown Termination 'abandoned'"):
+        list(store.games("t1"))
 
 
 def test_export_jsonl_writes_one_json_object_per_game(store: ResultsStore, tmp_path: Path) -> None:
@@ -275,7 +281,8 @@ def test_export_jsonl_writes_one_json_object_per_game(store: ResultsStore, tmp_p
     assert objects[2]["game_key"] == games[2].game_key
     assert objects[2]["record"] == games[2].record
     assert objects[2]["faults"] == [
-        {"seat": f.seat, "bot": f.bot, "kind": f.kind, "detail": f.detail} for f in games[2].faults
+        {"seat": f.seat, "bot": f.bot, "kind": f.kind.value, "detail": f.detail}
+        for f in games[2].faults
     ]
     assert set(objects[0]) == set(GameRow.__dataclass_fields__)
     assert store.export_jsonl(out, tournament_id="other") == 0
@@ -326,16 +333,17 @@ def test_second_connection_reads_while_store_is_open(store: ResultsStore, tmp_pa
 
 CHILD = """
 import sys
-from harness.store import Fault, GameRow, ResultsStore
+from harness.referee.outcome import Fault, FaultKind, Termination
+from harness.store import GameRow, ResultsStore
 path, n = sys.argv[1], int(sys.argv[2])
 store = ResultsStore(path)
 store.ensure_tournament("t1", "kill", {"n": n})
 for i in range(n):
     store.record_game(GameRow(
-        "t1", f"k{i:05d}", "partnership", i, ("a", "b", "c", "d"), "normal", (10, 4),
+        "t1", f"k{i:05d}", "partnership", i, ("a", "b", "c", "d"), Termination.NORMAL, (10, 4),
         (1, 2, 1, 2), 9, "2024-01-01T00:00:00+00:00", "2024-01-01T00:00:01+00:00", 1.0,
         {"moves": list(range(i % 50)), "pad": "x" * 500},
-        tuple(Fault(s, "abcd"[s], "timeout", "late") for s in range(i % 4)),
+        tuple(Fault(s, "abcd"[s], FaultKind.TIMEOUT, "late") for s in range(i % 4)),
     ))
     if i == 50:
         print("ready", flush=True)

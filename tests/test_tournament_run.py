@@ -18,10 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.referee.outcome import Termination
+from harness.results.rating import fit_ratings
 from harness.sprt import SprtDecision
 from harness.store import ResultsStore
 from harness.tournament.config import default_config, load_config
-from harness.tournament.results import fit_ratings, tournament_report
+from harness.tournament.outputs import tournament_report
 from harness.tournament.runner import TournamentRunner, store_path
 from harness.tournament.schedule import SprtMatch
 
@@ -188,7 +190,7 @@ def test_round_robin_in_other_forms_plays_every_game(tmp_path: Path, form: str) 
     with ResultsStore(store_path(tmp_path / "out")) as store:
         rows = list(store.games(config.id))
     assert len(rows) == config.make_format().total()
-    assert all(r.termination == "normal" for r in rows), [r.record["detail"] for r in rows]
+    assert all(r.termination is Termination.NORMAL for r in rows), [r.record["detail"] for r in rows]
     assert fit_ratings(rows) is not None
 
 
@@ -237,7 +239,7 @@ tokens = ["far-1", "far-2"]
     asyncio.run(scenario())
     with ResultsStore(store_path(tmp_path / "out")) as store:
         rows = list(store.games("remote"))
-    assert len(rows) == 4 and all(r.termination == "normal" for r in rows)
+    assert len(rows) == 4 and all(r.termination is Termination.NORMAL for r in rows)
 
 
 def test_a_remote_bot_needs_a_token_per_seat_it_takes_in_one_game(tmp_path: Path) -> None:

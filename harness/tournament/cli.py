@@ -13,7 +13,7 @@ from harness.errors import HarnessError
 from harness.progress import Progress
 from harness.store import ResultsStore
 from harness.tournament.config import TournamentConfig, default_config, load_config
-from harness.tournament.results import tournament_report
+from harness.tournament.outputs import tournament_report
 from harness.tournament.runner import RunState, TournamentRunner, store_path
 
 
@@ -43,6 +43,9 @@ def add_commands(sub: Any) -> None:
     g.add_argument("--anchor", help="fix this bot's rating (default: mean 0)")
     g.add_argument("--anchor-rating", type=float, default=0.0)
     g.add_argument("--markdown", action="store_true")
+    g.add_argument("--pool", action="store_true",
+                   help="one table over every tournament (their rules must match); "
+                        "default: one table per tournament")
     g.set_defaults(handler=cmd_ratings)
 
     p = sub.add_parser("replay", help="show a stored game hand by hand")
@@ -160,17 +163,18 @@ def cmd_sprt(args: argparse.Namespace) -> int:
 
 
 def cmd_ratings(args: argparse.Namespace) -> int:
-    from harness.tournament.results import store_report
+    from harness.results.summary import store_report
 
     path = _existing_store(args.store)
     with ResultsStore(path) as store:
         print(store_report(store, args.tournament, anchor=args.anchor,
-                           anchor_rating=args.anchor_rating, markdown=args.markdown))
+                           anchor_rating=args.anchor_rating, markdown=args.markdown,
+                           pool=args.pool))
     return 0
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from harness.tournament.replay import render_game
+    from harness.results.replay import render_game
 
     path = _existing_store(args.store)
     with ResultsStore(path) as store:

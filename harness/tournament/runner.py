@@ -4,7 +4,6 @@ moment it ends, and resume a stopped run where it left off."""
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import json
 import logging
 from collections.abc import Callable, Iterator
@@ -13,9 +12,9 @@ from pathlib import Path
 
 from harness.errors import ConfigError
 from harness.referee.arena import Arena
-from harness.referee.outcome import GameResult, Termination
+from harness.referee.outcome import Termination
 from harness.referee.server import RefereeServer
-from harness.store import Fault as StoredFault
+from harness.results.rows import to_row
 from harness.store import GameRow, ResultsStore
 from harness.tournament.config import TournamentConfig
 from harness.tournament.schedule import ScheduledGame, TournamentFormat
@@ -27,25 +26,6 @@ STORE_NAME = "results.sqlite"
 
 def store_path(output: Path) -> Path:
     return output / STORE_NAME
-
-
-def _iso(ts: float) -> str:
-    return dt.datetime.fromtimestamp(ts, dt.UTC).isoformat(timespec="milliseconds")
-
-
-def to_row(tournament_id: str, game: ScheduledGame, result: GameResult) -> GameRow:
-    record = dict(result.record)
-    record["tournament"] = {"id": tournament_id, "key": game.key, "group": game.group,
-                            "table": game.table, "sides": [list(s) for s in game.sides]}
-    started = float(record.get("started_at") or 0.0)
-    return GameRow(
-        tournament_id=tournament_id, game_key=game.key, form=str(record["rules"]["form"]),
-        seed=game.seed, seats=game.seats, termination=result.termination.value,
-        scores=result.scores, ranking=result.places, hands=result.hands,
-        started_at=_iso(started), finished_at=_iso(started + result.duration_s),
-        duration_s=result.duration_s, record=record,
-        faults=tuple(StoredFault(f.seat, f.bot, f.kind.value, f.detail) for f in result.faults),
-    )
 
 
 @dataclass

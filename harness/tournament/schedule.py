@@ -85,12 +85,13 @@ import hashlib
 import itertools
 import math
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 from harness.errors import ConfigError
-from harness.ratings import Result
+from harness.results.counting import check_places
+from harness.results.head_to_head import head_to_head_score
 from harness.rules.config import Form
 from harness.sprt import Pentanomial, Sprt, SprtDecision, SprtStatus, Trinomial
 
@@ -103,11 +104,7 @@ __all__ = [
     "SprtMatch",
     "TournamentFormat",
     "deal_seed",
-    "game_counts",
-    "head_to_head_score",
-    "pair_counts",
     "pairings",
-    "rating_results",
 ]
 
 SEED_LIMIT = 2**62
@@ -218,86 +215,6 @@ def pairings(bots: Sequence[str], form: Form | str, *,
     return result
 
 
-def _check_places(game: ScheduledGame, places: Sequence[int]) -> tuple[int, ...]:
-    values = tuple(places)
-    if len(values) != len(game.seats):
-        raise ConfigError("places", f"{game.key}: needs one place per seat "
-                                    f"({len(game.seats)}); got {values}")
-    if not all(isinstance(p, int) and p >= 1 for p in values):
-        raise ConfigError("places", f"{game.key}: places are whole numbers from 1; "
-                                    f"got {values}")
-    return values
-
-
-def _score(mine: int, theirs: int) -> float:
-    return 1.0 if mine < theirs else 0.5 if mine == theirs else 0.0
-
-
-# --------------------------------------------------------------------------- statistics
-
-
-def rating_results(games: Iterable[tuple[ScheduledGame, Sequence[int]]]) -> list[Result]:
-    """Rating results of finished games, given as ``(game, places per seat)``.
-
-    Two-team forms give one :class:`~harness.ratings.Result` per game, team 0's side
-    against team 1's, scoring 1, 0 or (equal places) 0.5. Cutthroat gives one Result per
-    pair of seats ``(i, j)``, ``i < j``, scored from their places the same way.
-    """
-    results: list[Result] = []
-    for game, places in games:
-        values = _check_places(game, places)
-        teams = len(game.sides)
-        # Seat t is on team t for every t below the number of teams.
-        for i, j in itertools.combinations(range(teams), 2):
-            results.append(Result(game.sides[i], game.sides[j], _score(values[i], values[j])))
-    return results
-
-
-def head_to_head_score(game: ScheduledGame, places: Sequence[int], candidate: str,
-                       opponent: str) -> float | None:
-    """``candidate``'s score (1, 0.5 for equal places, 0) in a two-team game in which one
-    team is all ``candidate`` and the other all ``opponent``; None for any other game."""
-    if len(game.sides) != 2 or candidate == opponent:
-        return None
-    members: list[set[str]] = [set(), set()]
-    for seat, name in enumerate(game.seats):
-        members[game.team_of(seat)].add(name)
-    if members == [{candidate}, {opponent}]:
-        mine = 0
-    elif members == [{opponent}, {candidate}]:
-        mine = 1
-    else:
-        return None
-    values = _check_places(game, places)
-    return _score(values[mine], values[1 - mine])
-
-
-def pair_counts(candidate: str, opponent: str,
-                games: Iterable[tuple[ScheduledGame, Sequence[int]]]) -> Pentanomial:
-    """The pentanomial of ``candidate`` against ``opponent`` over complete duplicate pairs:
-    groups with exactly tables 0 and 1 among their head-to-head games (see
-    :func:`head_to_head_score`). Other games and incomplete groups are ignored."""
-    by_group: dict[str, dict[int, float]] = {}
-    for game, places in games:
-        s = head_to_head_score(game, places, candidate, opponent)
-        if s is not None:
-            by_group.setdefault(game.group, {})[game.table] = s
-    return Pentanomial.from_pair_scores(
-        t[0] + t[1] for t in by_group.values() if set(t) == {0, 1})
-
-
-def game_counts(candidate: str, opponent: str,
-                games: Iterable[tuple[ScheduledGame, Sequence[int]]]) -> Trinomial:
-    """The trinomial (losses, draws, wins) of ``candidate`` against ``opponent`` over every
-    head-to-head game, duplicate or not."""
-    scores = []
-    for game, places in games:
-        s = head_to_head_score(game, places, candidate, opponent)
-        if s is not None:
-            scores.append(s)
-    return Trinomial.from_scores(scores)
-
-
 # --------------------------------------------------------------------------- formats
 
 
@@ -390,7 +307,7 @@ class _FixedSchedule(TournamentFormat):
         return len(self.pairings) * self.games_per_pairing * self.tables
 
     def record(self, game: ScheduledGame, places: Sequence[int]) -> None:
-        _check_places(game, places)
+        check_places(game, places)
         if not game.key.startswith(self.prefix + "/"):
             raise ConfigError("game", f"{game.key!r} is not a game of this {self.name}")
         self._recorded.add(game.key)

@@ -22,9 +22,9 @@ import grpc
 from harness._generated.euchre.v1 import referee_pb2 as rpb
 from harness.errors import HarnessError
 from harness.referee.arena import Arena
+from harness.results.summary import standings
 from harness.store import ResultsStore
 from harness.tournament.config import TournamentConfig, load_config
-from harness.tournament.results import standings
 from harness.tournament.runner import RunState, TournamentRunner, store_path
 
 _STATUS = {

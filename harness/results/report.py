@@ -1,44 +1,42 @@
-"""Tables and machine-readable output for a tournament.
+"""The report's tables, as text or Markdown.
 
 Every ``render_*`` function returns a string and takes ``fmt``: ``"text"`` (tabulate's
 ``"simple"`` tables, underlined headings) or ``"markdown"`` (``"github"`` tables, ``#``
-headings). :func:`summary_json` gives the same content as JSON-serialisable data (no
-infinities or NaNs: those become ``null``), and :func:`write_outputs` writes
-``report.md``, ``summary.json`` and ``games.jsonl`` for one tournament of a store.
+headings). :mod:`harness.results.summary` gives the same content as JSON and writes the
+output files.
 
 ``ratings`` may be ``None`` everywhere (nothing rated yet); the standings then say so.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from tabulate import tabulate
 
 from harness.ratings import Ratings
+from harness.results.head_to_head import duel_counts, head_to_head
+from harness.results.rating import Sweep, sweep_of
+from harness.results.replay import describe_rules
+from harness.results.stats import BotStats
 from harness.sprt import Pentanomial, Sprt, SprtDecision, SprtStatus, Trinomial
-from harness.store import GameRow, ResultsStore
-from harness.tournament.replay import describe_rules
-from harness.tournament.stats import BotStats, compute_stats, fault_counts, head_to_head
+from harness.store import GameRow
 
 __all__ = [
     "FORMATS",
-    "OutputPaths",
+    "render_duels",
     "render_faults",
     "render_head_to_head",
+    "render_los",
     "render_report",
     "render_sprt",
     "render_standings",
     "render_stats",
+    "sprt_status",
     "standings_rows",
-    "summary_json",
-    "write_outputs",
 ]
 
 FORMATS: Mapping[str, str] = {"text": "simple", "markdown": "github"}
@@ -87,10 +85,6 @@ def _heading(title: str, fmt: str, level: int = 2) -> str:
     return f"{title}\n{('=' if level == 1 else '-') * len(title)}"
 
 
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
-
-
 def _pct(x: float | None) -> str:
     return "-" if x is None or not math.isfinite(x) else f"{100.0 * x:.1f}%"
 
@@ -99,7 +93,8 @@ def _signed(x: float, digits: int = 1) -> str:
     return f"{x:+.{digits}f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
 
 
-def _sprt_status(sprt: Sprt | None, counts: Counts | None) -> SprtStatus | None:
+def sprt_status(sprt: Sprt | None, counts: Counts | None) -> SprtStatus | None:
+    """The test's status on the counts; None when neither is given."""
     if (sprt is None) != (counts is None):
         raise ValueError("give both sprt and sprt_counts, or neither")
     return None if sprt is None or counts is None else sprt.status(counts)
@@ -111,38 +106,51 @@ def _sprt_status(sprt: Sprt | None, counts: Counts | None) -> SprtStatus | None:
 def standings_rows(ratings: Ratings, stats: Mapping[str, BotStats]) -> list[dict[str, Any]]:
     """One row per rated player, best first: ``rank``, ``name``, ``elo`` and ``ci95``
     (rounded to whole Elo), ``games`` (games played, from ``stats`` when it has the
-    player, else the rating weight), ``score_pct`` (the rating model's score, 0-100, one
-    decimal) and ``los_next_pct`` (likelihood of superiority over the next player down,
-    0-100; ``None`` for the last)."""
+    player, else the rating weight), ``score_pct`` (the share of the points its sides
+    scored, 0-100, one decimal), ``los_next_pct`` (likelihood of superiority over the
+    next player down, 0-100; ``None`` for the last), ``sweep`` (``"all_lost"``,
+    ``"all_won"`` or ``None``) and ``bound``: for a sweep, ``elo`` and ``ci95`` are
+    ``None`` and ``bound`` is the supported end of its 95% interval (see
+    :func:`~harness.results.rating.sweep_of`); otherwise ``bound`` is ``None``."""
     players = ratings.players
     rows = []
     for i, name in enumerate(players):
         below = players[i + 1] if i + 1 < len(players) else None
+        sweep = sweep_of(ratings, name)
         rows.append({
             "rank": i + 1,
             "name": name,
-            "elo": round(ratings.elo[name]),
-            "ci95": round(ratings.ci95[name]),
+            "elo": None if sweep else round(ratings.elo[name]),
+            "ci95": None if sweep else round(ratings.ci95[name]),
             "games": stats[name].games if name in stats else round(ratings.games[name]),
             "score_pct": round(100.0 * ratings.score[name], 1),
             "los_next_pct": None if below is None else round(100.0 * ratings.los(name, below), 1),
+            "sweep": None if sweep is None else sweep[0].value,
+            "bound": None if sweep is None else round(sweep[1]),
         })
     return rows
 
 
+def _elo_cells(row: Mapping[str, Any]) -> tuple[str, str]:
+    if row["sweep"] is not None:
+        return Sweep(row["sweep"]).describe(row["bound"]), "-"
+    return f"{row['elo']:+d}", f"±{row['ci95']}"
+
+
 def render_standings(ratings: Ratings | None, stats: Mapping[str, BotStats],
                      fmt: str = "text") -> str:
-    """The rating list: rank, bot, Elo, ±95%, games, score and LOS over the next one."""
+    """The rating list: rank, bot, Elo, ±95%, games, score and LOS over the next one. A
+    bot that lost (or won) every game shows the bound of its rating instead."""
     if ratings is None:
         _tablefmt(fmt)
         return "No rated games yet."
     rows = [
-        (r["rank"], r["name"], f"{r['elo']:+d}", f"±{r['ci95']}", r["games"],
-         f"{r['score_pct']:.1f}%", "" if r["los_next_pct"] is None else f"{r['los_next_pct']:.1f}%")
+        (r["rank"], r["name"], *_elo_cells(r), r["games"], f"{r['score_pct']:.1f}%",
+         "" if r["los_next_pct"] is None else f"{r['los_next_pct']:.1f}%")
         for r in standings_rows(ratings, stats)
     ]
     return _table(("#", "Bot", "Elo", "±95%", "Games", "Score", "LOS next"), rows, fmt,
-                  left=(1,))
+                  left=(1, 2))
 
 
 def render_los(ratings: Ratings | None, fmt: str = "text") -> str:
@@ -164,7 +172,7 @@ def render_los(ratings: Ratings | None, fmt: str = "text") -> str:
 def render_head_to_head(games: Iterable[GameRow], names: Sequence[str],
                         fmt: str = "text") -> str:
     """A matrix whose cell (row, column) is the row's score against the column, with the
-    number of games in brackets (see :func:`~harness.tournament.stats.head_to_head`)."""
+    number of games in brackets (see :func:`~harness.results.head_to_head.head_to_head`)."""
     h2h = head_to_head(games)
     rows = []
     for a in names:
@@ -181,11 +189,35 @@ def render_head_to_head(games: Iterable[GameRow], names: Sequence[str],
     return _table(("", *names), rows, fmt)
 
 
+def _duel_cell(counts: Counts) -> str:
+    unit = "pairs" if isinstance(counts, Pentanomial) else "games"
+    elo, half = counts.elo(), counts.elo_ci95()
+    spread = f" ± {half:.0f}" if math.isfinite(half) else ""
+    return f"{_signed(elo, 0)}{spread} ({counts.n:g} {unit})"
+
+
+def render_duels(games: Iterable[GameRow], names: Sequence[str], fmt: str = "text") -> str:
+    """A matrix whose cell (row, column) is the row's Elo against the column with its
+    95% interval, from their duels (see
+    :func:`~harness.results.head_to_head.duel_counts`): over complete duplicate pairs
+    (pentanomial) when there are any, else over games."""
+    duels = duel_counts(games)
+    if not duels:
+        _tablefmt(fmt)
+        return "No duels (games of one bot against another) yet."
+    rows = []
+    for a in names:
+        cells = ["-" if a == b else _duel_cell(duels[a][b]) if b in duels.get(a, {}) else ""
+                 for b in names]
+        rows.append((a, *cells))
+    return _table(("", *names), rows, fmt)
+
+
 # --------------------------------------------------------------------------- statistics
 
 
 def render_stats(stats: Mapping[str, BotStats], fmt: str = "text") -> str:
-    """Euchre statistics per bot (see :mod:`harness.tournament.stats` for the counting)."""
+    """Euchre statistics per bot (see :mod:`harness.results.stats` for the counting)."""
     rows = [
         (s.name, s.games, s.wins, s.hands, f"{s.points_per_hand:.3f}", s.makes,
          _pct(s.make_rate if s.makes else None), s.euchres_suffered, s.euchres_inflicted,
@@ -253,7 +285,7 @@ def _distinct(values: Iterable[str]) -> str:
 
 
 def _rules_lines(games: Sequence[GameRow]) -> list[str]:
-    terminations = Counter(g.termination for g in games)
+    terminations = Counter(g.termination.value for g in games)
     played = ", ".join(f"{n} {kind}" for kind, n in sorted(terminations.items()))
     return [
         f"Rules: {_distinct(describe_rules(g.record.get('rules') or {}) for g in games)}",
@@ -268,7 +300,7 @@ def render_report(title: str, games: Sequence[GameRow], ratings: Ratings | None,
                   sprt: Sprt | None = None, sprt_counts: Counts | None = None) -> str:
     """The full report: title, rules summary, standings, head-to-head, statistics,
     faults, and the SPRT state when ``sprt`` and ``sprt_counts`` are given."""
-    status = _sprt_status(sprt, sprt_counts)
+    status = sprt_status(sprt, sprt_counts)
     bullet = "- " if _tablefmt(fmt) == FORMATS["markdown"] else ""
     names = list(ratings.players) if ratings is not None else list(stats)
     names += [n for n in stats if n not in names]
@@ -280,108 +312,11 @@ def render_report(title: str, games: Sequence[GameRow], ratings: Ratings | None,
         render_los(ratings, fmt),
         _heading("Head to head (row's score against column, games)", fmt),
         render_head_to_head(games, names, fmt),
+        _heading("Head-to-head Elo (row against column, 95% interval; duplicate pairs)", fmt),
+        render_duels(games, names, fmt),
         _heading("Statistics", fmt), render_stats(stats, fmt), STATS_LEGEND,
         _heading("Faults", fmt), render_faults(stats, fmt),
     ]
     if status is not None and sprt_counts is not None:
         parts += [_heading("SPRT", fmt), render_sprt(status, sprt_counts, fmt, test=sprt)]
     return "\n\n".join(parts) + "\n"
-
-
-# --------------------------------------------------------------------------- JSON
-
-
-def _ratings_json(ratings: Ratings) -> dict[str, Any]:
-    return {
-        "anchor": ratings.anchor,
-        "prior_games": ratings.prior_games,
-        "players": [
-            {"name": name, "elo": ratings.elo[name], "ci95": ratings.ci95[name],
-             "lower": ratings.interval(name)[0], "upper": ratings.interval(name)[1],
-             "games": ratings.games[name], "score": ratings.score[name]}
-            for name in ratings.players
-        ],
-        "los": ratings.los_matrix(),
-    }
-
-
-def _sprt_json(test: Sprt, status: SprtStatus, counts: Counts) -> dict[str, Any]:
-    return {
-        "elo0": test.elo0, "elo1": test.elo1, "alpha": test.alpha, "beta": test.beta,
-        "kind": "pentanomial" if isinstance(counts, Pentanomial) else "trinomial",
-        "counts": list(counts.counts), "games": counts.games,
-        "score": counts.score(), "elo": _finite(counts.elo()),
-        "elo_ci95": _finite(counts.elo_ci95()), "los": counts.los(),
-        "llr": status.llr, "lower": status.lower, "upper": status.upper,
-        "decision": status.decision.value,
-    }
-
-
-def summary_json(tournament_id: str, games: Sequence[GameRow], ratings: Ratings | None,
-                 stats: Mapping[str, BotStats], *, sprt: Sprt | None = None,
-                 sprt_counts: Counts | None = None) -> dict[str, Any]:
-    """Everything in the report as JSON-serialisable data: ``tournament_id``, ``games``
-    (total and per termination), ``rules`` (the distinct rule sets), ``ratings``
-    (players with Elo, interval, games and score; the LOS matrix; or ``None``),
-    ``standings``, ``head_to_head`` (``[a][b]`` = points, games, score), ``stats`` (per
-    bot, counts and rates), ``faults`` (``{bot: {kind: count}}``) and ``sprt``."""
-    status = _sprt_status(sprt, sprt_counts)
-    rules: list[dict[str, Any]] = []
-    for g in games:
-        r = dict(g.record.get("rules") or {})
-        if r not in rules:
-            rules.append(r)
-    return {
-        "tournament_id": tournament_id,
-        "games": {"total": len(games),
-                  "by_termination": dict(sorted(Counter(g.termination for g in games).items()))},
-        "rules": rules,
-        "ratings": None if ratings is None else _ratings_json(ratings),
-        "standings": [] if ratings is None else standings_rows(ratings, stats),
-        "head_to_head": {
-            a: {b: {"points": c.points, "games": c.games, "score": c.score}
-                for b, c in row.items()}
-            for a, row in head_to_head(games).items()
-        },
-        "stats": {name: s.to_dict() for name, s in stats.items()},
-        "faults": fault_counts(games),
-        "sprt": (None if status is None or sprt is None or sprt_counts is None
-                 else _sprt_json(sprt, status, sprt_counts)),
-    }
-
-
-# --------------------------------------------------------------------------- files
-
-
-class OutputPaths(NamedTuple):
-    report: Path
-    summary: Path
-    games: Path
-
-
-def _write_text(path: Path, text: str) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8", newline="\n")
-    os.replace(partial, path)
-
-
-def write_outputs(out_dir: Path, store: ResultsStore, tournament_id: str,
-                  ratings: Ratings | None, stats: Mapping[str, BotStats] | None = None, *,
-                  title: str | None = None, sprt: Sprt | None = None,
-                  sprt_counts: Counts | None = None) -> OutputPaths:
-    """Write ``report.md``, ``summary.json`` and ``games.jsonl`` for one tournament into
-    ``out_dir`` (created if needed; each file replaced atomically). ``stats`` defaults
-    to :func:`compute_stats` over the tournament's stored games."""
-    games = list(store.games(tournament_id))
-    if stats is None:
-        stats = compute_stats(games)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = OutputPaths(out_dir / "report.md", out_dir / "summary.json", out_dir / "games.jsonl")
-    _write_text(paths.report, render_report(title or f"Tournament {tournament_id}", games,
-                                            ratings, stats, "markdown", sprt=sprt,
-                                            sprt_counts=sprt_counts))
-    summary = summary_json(tournament_id, games, ratings, stats, sprt=sprt,
-                           sprt_counts=sprt_counts)
-    _write_text(paths.summary, json.dumps(summary, indent=2, allow_nan=False) + "\n")
-    store.export_jsonl(paths.games, tournament_id)
-    return paths

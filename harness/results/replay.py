@@ -70,14 +70,14 @@ def _header(row: GameRow, form: Form | None, scores: Sequence[int]) -> list[str]
     if "time_control" in rec or "fault_policy" in rec:
         lines.append(f"Time control: {rec.get('time_control', '?')}; "
                      f"fault policy: {rec.get('fault_policy', '?')}")
-    term = row.termination + (f" — {rec['detail']}" if rec.get("detail") else "")
+    term = row.termination.value + (f" — {rec['detail']}" if rec.get("detail") else "")
     lines.append(f"Termination: {term}")
     if form is not None:
         final = ", ".join(f"{_team_label(form, t, row.seats)} {p}"
                           for t, p in enumerate(scores))
         lines.append(f"Final score: {final}")
     lines.append(f"Faults: {len(row.faults) or 'none'}")
-    lines.extend(f"  {_seat(f.seat, row.seats)}: {f.kind}: {f.detail}" for f in row.faults)
+    lines.extend(f"  {_seat(f.seat, row.seats)}: {f.kind.value}: {f.detail}" for f in row.faults)
     return lines
 
 

@@ -2,12 +2,12 @@
 
 :func:`compute_stats` reads each :class:`~harness.store.GameRow`'s record (the engine's
 per-hand ``result`` and ``actions``) and its faults, and returns one :class:`BotStats`
-per entrant name. :func:`head_to_head` tallies who placed above whom.
+per entrant name.
 
-Which games count. Games whose termination is ``"interrupted"`` have no result and are
-skipped entirely (their faults too). Forfeited games count in full: for ``games``,
-``wins`` (by the recorded places), ``forfeits`` and the fault counts, and their finished
-hands like any others.
+Which games count: see :mod:`harness.results.counting`. Interrupted games are skipped
+entirely (their faults too). Forfeited games count in full: for ``games``, ``wins`` (by
+the recorded places), ``forfeits`` and the fault counts, and their finished hands like
+any others.
 
 Which hands count. Only finished hands, i.e. those with a ``result``. The hand that was
 in progress when a game was forfeited (or, after a start-up failure, the hand that was
@@ -36,43 +36,30 @@ counts it if its seats placed first, but never when the entrant sat on more than
 team (possible with mixed partnerships of two or three bots, or several copies in
 cutthroat): such a game is won by it whatever happens; ``forfeits`` if the forfeiting
 seat (the seat of the game's last fault) was one of its seats.
+
+Faults are counted once, by kind, in :attr:`BotStats.fault_kinds`; the per-kind
+properties (``timeouts``, ``crashes``...) and :func:`fault_counts` read that count.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
+from harness.referee.outcome import FaultKind, Termination
+from harness.results.counting import counted_games, form_of
+from harness.rules.actions import Action, ActionKind
 from harness.rules.config import Form
-from harness.rules.scoring import team_of
+from harness.rules.scoring import HandKind, team_of
 from harness.store import GameRow
 
-__all__ = [
-    "FAULT_FIELDS",
-    "BotStats",
-    "HeadToHead",
-    "compute_stats",
-    "counted_games",
-    "fault_counts",
-    "form_of",
-    "head_to_head",
-]
+__all__ = ["BotStats", "compute_stats", "fault_counts"]
 
-FAULT_FIELDS: Mapping[str, str] = {
-    "timeout": "timeouts",
-    "illegal_action": "illegal_actions",
-    "protocol_violation": "protocol_violations",
-    "disconnect": "crashes",
-    "crash": "crashes",
-    "startup_failure": "startup_failures",
-}
-"""Fault kind (as stored) -> the :class:`BotStats` field that counts it."""
-
-_FORMS = {form.players: form for form in Form}
-_MADE = frozenset({"made", "march"})
-_EUCHRED = frozenset({"euchred", "lone_defence", "lone_defence_march"})
-_LONE_DEFENCE_WON = frozenset({"lone_defence", "lone_defence_march"})
+_MADE = frozenset({HandKind.MADE, HandKind.MARCH})
+_EUCHRED = frozenset({HandKind.EUCHRED, HandKind.LONE_DEFENCE, HandKind.LONE_DEFENCE_MARCH})
+_LONE_DEFENCE_WON = frozenset({HandKind.LONE_DEFENCE, HandKind.LONE_DEFENCE_MARCH})
 
 
 @dataclasses.dataclass
@@ -94,11 +81,35 @@ class BotStats:
     alone_successes: int = 0  # ... and the makers took 3 or more tricks
     lone_defence_attempts: int = 0  # one of its seats defended alone
     lone_defence_successes: int = 0  # ... and the makers took fewer than 3
-    timeouts: int = 0
-    illegal_actions: int = 0
-    protocol_violations: int = 0
-    crashes: int = 0  # disconnects and crashes
-    startup_failures: int = 0
+    fault_kinds: dict[FaultKind, int] = dataclasses.field(default_factory=dict)
+
+    def _faults_of(self, *kinds: FaultKind) -> int:
+        return sum(self.fault_kinds.get(kind, 0) for kind in kinds)
+
+    @property
+    def timeouts(self) -> int:
+        return self._faults_of(FaultKind.TIMEOUT)
+
+    @property
+    def illegal_actions(self) -> int:
+        return self._faults_of(FaultKind.ILLEGAL_ACTION)
+
+    @property
+    def protocol_violations(self) -> int:
+        return self._faults_of(FaultKind.PROTOCOL_VIOLATION)
+
+    @property
+    def crashes(self) -> int:
+        """Disconnects and crashes."""
+        return self._faults_of(FaultKind.DISCONNECT, FaultKind.CRASH)
+
+    @property
+    def startup_failures(self) -> int:
+        return self._faults_of(FaultKind.STARTUP_FAILURE)
+
+    @property
+    def faults(self) -> int:
+        return sum(self.fault_kinds.values())
 
     @property
     def points_per_hand(self) -> float:
@@ -113,45 +124,19 @@ class BotStats:
         """The fraction of its makes that its side won."""
         return self.makes_won / self.makes if self.makes else 0.0
 
-    @property
-    def faults(self) -> int:
-        return (self.timeouts + self.illegal_actions + self.protocol_violations
-                + self.crashes + self.startup_failures)
-
     def to_dict(self) -> dict[str, Any]:
-        """Every count plus the derived rates, JSON-serialisable."""
-        data = dataclasses.asdict(self)
-        data.update(points_per_hand=self.points_per_hand, win_rate=self.win_rate,
+        """Every count plus the derived rates and fault counts, JSON-serialisable."""
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.name != "fault_kinds"}
+        data.update(timeouts=self.timeouts, illegal_actions=self.illegal_actions,
+                    protocol_violations=self.protocol_violations, crashes=self.crashes,
+                    startup_failures=self.startup_failures,
+                    points_per_hand=self.points_per_hand, win_rate=self.win_rate,
                     make_rate=self.make_rate, faults=self.faults)
         return data
 
 
 _Getter = Callable[[str], BotStats]
-
-
-class HeadToHead(NamedTuple):
-    """How one entrant fared against another: ``points`` (1 per game placed above, 0.5
-    per game placed level) out of ``games``."""
-
-    points: float
-    games: int
-
-    @property
-    def score(self) -> float:
-        return self.points / self.games if self.games else 0.0
-
-
-def form_of(row: GameRow) -> Form:
-    """The game's form, from its number of seats (2, 3 or 4)."""
-    try:
-        return _FORMS[len(row.seats)]
-    except KeyError:
-        raise ValueError(f"game {row.game_key!r} has {len(row.seats)} seats") from None
-
-
-def counted_games(games: Iterable[GameRow]) -> list[GameRow]:
-    """The games statistics are computed over: all but the interrupted ones."""
-    return [g for g in games if g.termination != "interrupted"]
 
 
 def compute_stats(games: Iterable[GameRow]) -> dict[str, BotStats]:
@@ -166,15 +151,22 @@ def compute_stats(games: Iterable[GameRow]) -> dict[str, BotStats]:
 
     for row in counted_games(games):
         _count_game(row, get)
-        form = form_of(row)
+        form = form_of(row.seats)
         for hand in row.record.get("hands") or ():
             if hand.get("result") is not None:
                 _count_hand(form, row.seats, hand, get)
     return dict(sorted(stats.items()))
 
 
+def fault_counts(stats: Mapping[str, BotStats]) -> dict[str, dict[str, int]]:
+    """``{bot: {fault kind: count}}`` for the bots with faults, kinds by name."""
+    return {name: {kind.value: n for kind, n in sorted(s.fault_kinds.items(),
+                                                       key=lambda item: item[0].value)}
+            for name, s in stats.items() if s.fault_kinds}
+
+
 def _count_game(row: GameRow, get: _Getter) -> None:
-    form = form_of(row)
+    form = form_of(row.seats)
     for name in dict.fromkeys(row.seats):
         s = get(name)
         s.games += 1
@@ -182,13 +174,11 @@ def _count_game(row: GameRow, get: _Getter) -> None:
         teams = {team_of(form, seat) for seat in seats}
         if len(teams) == 1 and any(row.ranking[seat] == 1 for seat in seats):
             s.wins += 1
-    if row.termination == "forfeit" and row.faults:
+    if row.termination is Termination.FORFEIT and row.faults:
         get(row.seats[row.faults[-1].seat]).forfeits += 1
     for fault in row.faults:
-        field = FAULT_FIELDS.get(fault.kind)
-        if field is not None:
-            s = get(fault.bot)
-            setattr(s, field, getattr(s, field) + 1)
+        kinds = get(fault.bot).fault_kinds
+        kinds[fault.kind] = kinds.get(fault.kind, 0) + 1
 
 
 def _teams_by_name(form: Form, seats: Sequence[str]) -> dict[str, set[int]]:
@@ -196,6 +186,12 @@ def _teams_by_name(form: Form, seats: Sequence[str]) -> dict[str, set[int]]:
     for seat, name in enumerate(seats):
         teams.setdefault(name, set()).add(team_of(form, seat))
     return teams
+
+
+@functools.cache
+def _action_kind(text: str) -> ActionKind:
+    """The kind of a recorded action (a record holds few distinct texts)."""
+    return Action.parse(text).kind
 
 
 def _count_hand(form: Form, seats: Sequence[str], hand: Mapping[str, Any],
@@ -207,9 +203,9 @@ def _count_hand(form: Form, seats: Sequence[str], hand: Mapping[str, Any],
         s = get(name)
         s.hands += len(held)
         s.points += sum(points[t] for t in held)
-    kind: str = result["kind"]
+    kind = HandKind(result["kind"])
     maker = result["maker"]
-    if kind == "thrown_in" or maker is None:
+    if kind is HandKind.THROWN_IN or maker is None:
         return
     maker_team = team_of(form, maker)
     euchred = kind in _EUCHRED
@@ -220,12 +216,12 @@ def _count_hand(form: Form, seats: Sequence[str], hand: Mapping[str, Any],
     s.euchres_suffered += int(euchred)
     for name, held in teams.items():
         s = get(name)
-        if kind == "march" and maker_team in held:
+        if kind is HandKind.MARCH and maker_team in held:
             s.marches += 1
         if euchred:
             s.euchres_inflicted += len(held - {maker_team})
     for seat, text in hand["actions"]:
-        if text != "alone":
+        if _action_kind(text) is not ActionKind.GO_ALONE:
             continue
         s = get(seats[seat])
         if team_of(form, seat) == maker_team:
@@ -234,50 +230,3 @@ def _count_hand(form: Form, seats: Sequence[str], hand: Mapping[str, Any],
         else:
             s.lone_defence_attempts += 1
             s.lone_defence_successes += int(kind in _LONE_DEFENCE_WON)
-
-
-def head_to_head(games: Iterable[GameRow]) -> dict[str, dict[str, HeadToHead]]:
-    """``h[a][b]``: how ``a`` scored against ``b`` over the counted games with a result.
-
-    In each game, every pair of distinct teams is compared by place (1 point to the team
-    placed higher, 0.5 each when level), and that result goes to every pair of distinct
-    entrant names across the two teams, once per game and team pair. So a same-bot
-    partnership meets the other partnership once per game, each member of a mixed
-    partnership meets each opponent once, and in cutthroat each of the three pairs of
-    seats is one pairwise result. ``h[b][a]`` mirrors ``h[a][b]``.
-    """
-    tally: dict[tuple[str, str], list[float]] = {}
-    for row in counted_games(games):
-        if not row.ranking or 0 in row.ranking:
-            continue
-        form = form_of(row)
-        members: dict[int, set[str]] = {}
-        place: dict[int, int] = {}
-        for seat, name in enumerate(row.seats):
-            team = team_of(form, seat)
-            members.setdefault(team, set()).add(name)
-            place[team] = row.ranking[seat]
-        ordered = sorted(members)
-        for i, ta in enumerate(ordered):
-            for tb in ordered[i + 1:]:
-                score = 1.0 if place[ta] < place[tb] else 0.5 if place[ta] == place[tb] else 0.0
-                for a in members[ta]:
-                    for b in members[tb] - {a}:
-                        for key, pts in (((a, b), score), ((b, a), 1.0 - score)):
-                            cell = tally.setdefault(key, [0.0, 0.0])
-                            cell[0] += pts
-                            cell[1] += 1
-    out: dict[str, dict[str, HeadToHead]] = {}
-    for (a, b), (pts, n) in sorted(tally.items()):
-        out.setdefault(a, {})[b] = HeadToHead(pts, int(n))
-    return out
-
-
-def fault_counts(games: Iterable[GameRow]) -> dict[str, dict[str, int]]:
-    """``{bot: {fault kind: count}}`` over the counted games, every stored kind as is."""
-    counts: dict[str, dict[str, int]] = {}
-    for row in counted_games(games):
-        for fault in row.faults:
-            per_bot = counts.setdefault(fault.bot, {})
-            per_bot[fault.kind] = per_bot.get(fault.kind, 0) + 1
-    return {bot: dict(sorted(kinds.items())) for bot, kinds in sorted(counts.items())}
