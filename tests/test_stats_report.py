@@ -214,7 +214,8 @@ def test_faults_are_counted_by_kind_and_disconnects_count_as_crashes() -> None:
               Fault(2, "C", FaultKind.DISCONNECT, "gone"),
               Fault(2, "C", FaultKind.CRASH, "exit 1"),
               Fault(3, "D", FaultKind.STARTUP_FAILURE, "no handshake"))
-    row = to_row(euchre_game(), ("A", "B", "C", "D"), termination=Termination.FORFEIT, faults=faults)
+    row = to_row(euchre_game(), ("A", "B", "C", "D"), termination=Termination.FORFEIT,
+                 faults=faults)
     stats = compute_stats([row])
     assert (stats["B"].timeouts, stats["D"].illegal_actions, stats["A"].protocol_violations,
             stats["C"].crashes, stats["D"].startup_failures) == (2, 1, 1, 2, 1)
@@ -242,8 +243,8 @@ def test_forfeited_game_counts_wins_from_places_and_skips_the_unfinished_hand() 
 
 def test_interrupted_games_are_skipped_entirely() -> None:
     row = to_row(euchre_game(), ("A", "B", "A", "B"))
-    interrupted = replace(row, game_key="g2", termination=Termination.INTERRUPTED, ranking=(0, 0, 0, 0),
-                          faults=(Fault(1, "B", FaultKind.TIMEOUT, "x"),))
+    interrupted = replace(row, game_key="g2", termination=Termination.INTERRUPTED,
+                          ranking=(0, 0, 0, 0), faults=(Fault(1, "B", FaultKind.TIMEOUT, "x"),))
     assert compute_stats([row, interrupted]) == compute_stats([row])
     assert head_to_head([row, interrupted]) == head_to_head([row])
 
@@ -356,7 +357,8 @@ def test_head_to_head_table_shows_score_and_games(rows: list[GameRow]) -> None:
 
 
 def test_stats_and_faults_tables_show_counts() -> None:
-    stats = compute_stats([to_row(lone_march_game(), ("A", "B", "C", "B"), termination=Termination.FORFEIT,
+    stats = compute_stats([to_row(lone_march_game(), ("A", "B", "C", "B"),
+                                  termination=Termination.FORFEIT,
                                   faults=(Fault(0, "A", FaultKind.ILLEGAL_ACTION, "bad"),))])
     text = render_stats(stats, "text")
     assert "1/1" in text  # B's lone march

@@ -190,7 +190,8 @@ def test_round_robin_in_other_forms_plays_every_game(tmp_path: Path, form: str) 
     with ResultsStore(store_path(tmp_path / "out")) as store:
         rows = list(store.games(config.id))
     assert len(rows) == config.make_format().total()
-    assert all(r.termination is Termination.NORMAL for r in rows), [r.record["detail"] for r in rows]
+    assert all(r.termination is Termination.NORMAL for r in rows), [
+        r.record["detail"] for r in rows]
     assert fit_ratings(rows) is not None
 
 
