@@ -5,6 +5,7 @@ JSON Schemas of summary.json and a games.jsonl line."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from collections.abc import Sequence
@@ -34,6 +35,9 @@ from harness.results.summary import (
 from harness.rules import Form, Game, RulesConfig
 from harness.sprt import Sprt
 from harness.store import GameRow, ResultsStore
+from harness.tournament.config import load_config
+from harness.tournament.outputs import tournament_report
+from harness.tournament.runner import TournamentRunner
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "docs" / "schemas"
 
@@ -234,3 +238,23 @@ def test_the_schemas_reject_what_they_do_not_describe() -> None:
                                  default=str))
     with pytest.raises(jsonschema.ValidationError):
         validator("game.schema.json").validate(line)
+
+
+def test_a_real_tournaments_outputs_match_the_published_schemas(tmp_path: Path) -> None:
+    """Bots in their own processes over gRPC play a small two-handed round robin; the
+    files ``run`` writes validate against the schemas."""
+    config = load_config(None, {"output": str(tmp_path), "games": "1", "concurrency": "2",
+                                "rules.form": "two-handed", "rules.target": "3"})
+    state = asyncio.run(TournamentRunner(config).run())
+    assert state.finished
+    tournament_report(config)
+    summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    validator("summary.schema.json").validate(summary)
+    assert summary["games"]["total"] == state.done == 2
+    games = validator("game.schema.json")
+    lines = (tmp_path / "games.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 2
+    for line in lines:
+        game = json.loads(line)
+        games.validate(game)
+        assert game["record"]["tournament"]["id"] == config.id

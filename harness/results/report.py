@@ -190,10 +190,10 @@ def render_head_to_head(games: Iterable[GameRow], names: Sequence[str],
 
 
 def _duel_cell(counts: Counts) -> str:
-    unit = "pairs" if isinstance(counts, Pentanomial) else "games"
+    unit = "pair" if isinstance(counts, Pentanomial) else "game"
     elo, half = counts.elo(), counts.elo_ci95()
     spread = f" ± {half:.0f}" if math.isfinite(half) else ""
-    return f"{_signed(elo, 0)}{spread} ({counts.n:g} {unit})"
+    return f"{_signed(elo, 0)}{spread} ({counts.n:g} {unit}{'' if counts.n == 1 else 's'})"
 
 
 def render_duels(games: Iterable[GameRow], names: Sequence[str], fmt: str = "text") -> str:
