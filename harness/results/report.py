@@ -35,6 +35,7 @@ __all__ = [
     "render_sprt",
     "render_standings",
     "render_stats",
+    "rule_sets",
     "sprt_status",
     "standings_rows",
 ]
@@ -279,6 +280,11 @@ def render_sprt(status: SprtStatus, counts: Counts, fmt: str = "text", *,
 # --------------------------------------------------------------------------- report
 
 
+def rule_sets(games: Iterable[GameRow]) -> list[str]:
+    """The distinct rule sets of ``games``, each described in one line, in order."""
+    return list(dict.fromkeys(describe_rules(g.record.get("rules") or {}) for g in games))
+
+
 def _distinct(values: Iterable[str]) -> str:
     found = list(dict.fromkeys(values))
     return "; ".join(found) if found else "-"
@@ -288,7 +294,7 @@ def _rules_lines(games: Sequence[GameRow]) -> list[str]:
     terminations = Counter(g.termination.value for g in games)
     played = ", ".join(f"{n} {kind}" for kind, n in sorted(terminations.items()))
     return [
-        f"Rules: {_distinct(describe_rules(g.record.get('rules') or {}) for g in games)}",
+        f"Rules: {_distinct(rule_sets(games))}",
         f"Time control: {_distinct(str(g.record.get('time_control', '?')) for g in games)}",
         f"Fault policy: {_distinct(str(g.record.get('fault_policy', '?')) for g in games)}",
         f"Games: {len(games)}" + (f" ({played})" if played else ""),

@@ -22,8 +22,7 @@ from harness.errors import HarnessError
 from harness.ratings import Ratings
 from harness.results.head_to_head import duel_counts, game_counts, head_to_head, pair_counts
 from harness.results.rating import fit_ratings, player_json, rating_history
-from harness.results.replay import describe_rules
-from harness.results.report import render_report, sprt_status, standings_rows
+from harness.results.report import render_report, rule_sets, sprt_status, standings_rows
 from harness.results.rows import rated_games
 from harness.results.stats import BotStats, compute_stats, fault_counts
 from harness.sprt import Pentanomial, Sprt, SprtStatus, Trinomial
@@ -205,10 +204,6 @@ def standings(store: ResultsStore, tournament_id: str) -> list[dict[str, Any]]:
              "games": ratings.games[n], "score": ratings.score[n]} for n in ratings.players]
 
 
-def _rules_of(rows: Sequence[GameRow]) -> list[str]:
-    return list(dict.fromkeys(describe_rules(r.record.get("rules") or {}) for r in rows))
-
-
 def store_report(store: ResultsStore, tournament_id: str | None, *, anchor: str | None = None,
                  anchor_rating: float = 0.0, markdown: bool = False,
                  pool: bool = False) -> str:
@@ -224,7 +219,7 @@ def store_report(store: ResultsStore, tournament_id: str | None, *, anchor: str 
     fmt = "markdown" if markdown else "text"
     games = {tid: list(store.games(tid)) for tid in ids}
     if pool and len(ids) > 1:
-        rules = {tid: _rules_of(rows) for tid, rows in games.items() if rows}
+        rules = {tid: rule_sets(rows) for tid, rows in games.items() if rows}
         if len({rule for found in rules.values() for rule in found}) > 1:
             listed = "; ".join(f"{tid}: {' | '.join(found)}" for tid, found in rules.items())
             raise HarnessError("cannot pool tournaments played under different rules "
