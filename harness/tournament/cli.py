@@ -39,7 +39,8 @@ def add_commands(sub: Any) -> None:
 
     g = sub.add_parser("ratings", help="recompute the tables from a results store")
     g.add_argument("store", nargs="?", default=str(store_path(Path("results"))))
-    g.add_argument("--tournament", help="tournament id (default: every one in the store)")
+    g.add_argument("--tournament", help="tournament id (default: every one in the store, "
+                                          "one table each)")
     g.add_argument("--anchor", help="fix this bot's rating (default: mean 0)")
     g.add_argument("--anchor-rating", type=float, default=0.0)
     g.add_argument("--markdown", action="store_true")
