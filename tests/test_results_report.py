@@ -177,6 +177,17 @@ def test_pooling_tournaments_under_the_same_rules_gives_one_table(tmp_path: Path
     assert "cat" in text and "bob" in text
 
 
+def test_an_anchor_fixes_the_tables_of_the_tournaments_it_played_in(tmp_path: Path) -> None:
+    first = duplicate_round_robin("first", ("ann", "bob"), rounds=2)
+    second = duplicate_round_robin("second", ("ann", "cat"), rounds=2)
+    with stored(tmp_path, {"first": first, "second": second}) as store:
+        text = store_report(store, None, anchor="cat", anchor_rating=1500.0)
+        with pytest.raises(HarnessError, match="--anchor: unknown player 'nobody'"):
+            store_report(store, None, anchor="nobody")
+    second_table = text[text.index("\nsecond\n"):]
+    assert "+1500" in second_table and "+1500" not in text[:text.index("\nsecond\n")]
+
+
 # --------------------------------------------------------------------------- history
 
 

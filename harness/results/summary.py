@@ -227,13 +227,14 @@ def store_report(store: ResultsStore, tournament_id: str | None, *, anchor: str 
         games = {", ".join(ids): [r for rows in games.values() for r in rows]}
     if not games:
         return render_report("results", [], None, {}, fmt)
-    if anchor is not None and len(games) > 1 and not any(
-            anchor in r.seats for rows in games.values() for r in rows):
+    played_in = {title for title, rows in games.items() if any(anchor in r.seats for r in rows)}
+    if anchor is not None and len(games) > 1 and not played_in:
         raise HarnessError(f"--anchor: unknown player {anchor!r}")
     reports = []
     for title, rows in games.items():
-        use = anchor if anchor is None or len(games) == 1 or any(
-            anchor in r.seats for r in rows) else None
+        # With one table an unknown anchor is an error (from the fit); with several, the
+        # anchor fixes the tables of the tournaments it played in.
+        use = anchor if len(games) == 1 or title in played_in else None
         ratings = fit_ratings(rows, anchor=use, anchor_rating=anchor_rating)
         reports.append(render_report(title, rows, ratings, compute_stats(rows), fmt))
     return "\n".join(reports)
