@@ -1,6 +1,5 @@
 """Tests of the inputs to the ratings and the duel statistics (harness/results/rating.py
-and harness/results/head_to_head.py) on scheduled games, of clean sweeps, of pooling
-tournaments and of the rating history."""
+and harness/results/head_to_head.py) on scheduled games."""
 
 from __future__ import annotations
 
