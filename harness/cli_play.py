@@ -48,7 +48,7 @@ def register(sub: Any) -> None:
     p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
                    help="a rule option, e.g. stick_the_dealer=true (see README)")
     p.add_argument("--seat", type=int, default=0,
-                   help="your seat, 0 to players-1 (default 0; the first dealer is seat 0)")
+                   help="your seat, 0 to players-1 (default 0)")
     p.add_argument("--bot", action="append", default=[], metavar="NAME=COMMAND",
                    help="a bot for the other seats, in seat order after yours; repeat "
                         "for more, the list repeats if short (default: the heuristic "

@@ -52,8 +52,18 @@ class Table:
                   Form.TWO_HANDED: ("Opponent",)}[rules.form]
         self.places = {(me + k + 1) % n: place for k, place in enumerate(places)}
 
-    def who(self, seat: int) -> str:
-        return "You" if seat == self.me else self.places[seat]
+    def who(self, seat: int, *, start: bool = True) -> str:
+        if seat == self.me:
+            return "You" if start else "you"
+        return self.places[seat]
+
+    def does(self, seat: int, verb: str, rest: str = "") -> str:
+        """``West passes`` / ``You pass``: the verb agrees with the subject."""
+        if seat != self.me:
+            first, _, more = verb.partition(" ")
+            first += "es" if first.endswith(("s", "o")) else "s"
+            verb = f"{first} {more}".rstrip()
+        return f"{self.who(seat)} {verb}{' ' + rest if rest else ''}"
 
     def seating(self) -> str:
         parts = []
@@ -68,10 +78,18 @@ class Table:
         return self.rules.form is Form.FOUR_HANDED and seat == (self.me + 2) % 4
 
     def scores(self, scores: Sequence[int]) -> str:
+        """Points (or anything counted per side): per partnership four-handed, else per
+        seat."""
         if self.rules.form is Form.FOUR_HANDED:
             us = self.me % 2
             return f"you & North {scores[us]}, West & East {scores[1 - us]}"
-        return ", ".join(f"{self.who(s)} {scores[s]}" for s in range(len(scores)))
+        return ", ".join(f"{self.who(s, start=s == 0)} {scores[s]}"
+                         for s in range(len(scores)))
+
+    def tricks(self, tricks_won: Sequence[int]) -> str:
+        if self.rules.form is Form.FOUR_HANDED:
+            return self.scores([tricks_won[0] + tricks_won[2], tricks_won[1] + tricks_won[3]])
+        return self.scores(tricks_won)
 
 
 # ---------------------------------------------------------------------------- cards
@@ -132,15 +150,24 @@ def action_text(action: Action, obs: Observation) -> str:
     }[kind]
 
 
-def bid_text(action: Action) -> str:
-    """Another seat's bid, as a verb phrase."""
+def bid_text(action: Action) -> tuple[str, str]:
+    """A bid as a verb and the rest of the phrase (``("call", "hearts")``)."""
     kind = action.kind
     if kind is ActionKind.CALL:
         assert action.suit is not None
-        return f"calls {suit_name(action.suit)}"
-    return {ActionKind.PASS: "passes", ActionKind.ORDER_UP: "orders it up",
-            ActionKind.TAKE_UPCARD: "takes the upcard",
-            ActionKind.LEAVE_UPCARD: "leaves the upcard"}.get(kind, str(action))
+        return "call", suit_name(action.suit)
+    return {ActionKind.PASS: ("pass", ""), ActionKind.ORDER_UP: ("order", "it up"),
+            ActionKind.TAKE_UPCARD: ("take", "the upcard"),
+            ActionKind.LEAVE_UPCARD: ("leave", "the upcard")}.get(kind, (str(action), ""))
+
+
+def in_hand_order(legal: Sequence[Action], trump: Suit | None) -> list[Action]:
+    """Card choices in the order the hand is shown; other choices as they come."""
+    cards = [a.card for a in legal if a.card is not None]
+    if len(cards) != len(legal):
+        return list(legal)
+    shown = [c for group in sorted_hand(cards, trump) for c in group]
+    return sorted(legal, key=lambda a: shown.index(a.card))  # type: ignore[arg-type]
 
 
 def parse_choice(answer: str, choices: Sequence[str]) -> int | None:
@@ -169,6 +196,7 @@ class HumanBot(Bot):
         self.table: Table | None = None
         self.pending: list[rpb.GameEvent] = []  # events not shown yet
         self.shown_hand = -1  # the last hand whose header is on the screen
+        self.trump: Suit | None = None  # the trump of the hand on the screen
         self.over = asyncio.Event()  # set when the end of a game has been shown
 
     def say(self, text: str = "") -> None:
@@ -182,8 +210,9 @@ class HumanBot(Bot):
         self.say(f"Euchre, {rules.form.value}, {rules.deck.value}-card deck, "
                  f"to {rules.target} points.")
         self.say(self.table.seating())
-        self.say(f"Cards: 9-A by suit (c d h s), T = ten, JK = Joker; {TRUMP_MARK} marks a "
-                 f"trump. Answer with the number of a choice, or q to quit.")
+        self.say(f"Cards are rank and suit (c d h s): Ah, Td = ten, JK = Joker; "
+                 f"{TRUMP_MARK} marks a trump.")
+        self.say("Answer with the number of a choice (or q to quit the game).")
 
     def on_event(self, event: rpb.GameEvent) -> None:
         # Events come in order before each decision (or the game's end); they are shown
@@ -207,6 +236,7 @@ class HumanBot(Bot):
     def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
         self.show_events(obs)
         self.show_table(obs)
+        legal = in_hand_order(legal, obs.trump)
         choices = [action_text(a, obs) for a in legal]
         self.say("Your choices:  " + "   ".join(f"{i}) {c}" for i, c in enumerate(choices, 1)))
         prompt = f"Your choice [1-{len(choices)}]: "
@@ -234,17 +264,19 @@ class HumanBot(Bot):
         self.say()
         line = f"--- Hand {number + 1} "
         if obs is not None and obs.hand_number == number:
-            line += (f"· dealer {table.who(obs.dealer)} · upcard {obs.upcard} "
-                     f"· score {table.scores(obs.scores)} ")
+            line += f"· dealer {table.who(obs.dealer)} · upcard {obs.upcard} "
         self.say(line + "-" * max(0, 72 - len(line)))
         self.shown_hand = number
+        self.trump = None
 
     def show_events(self, obs: Observation | None) -> None:
         table = self._table()
         for event in self.pending:
             if event.hand_number != self.shown_hand:
                 self.show_hand_header(event.hand_number, obs)
-            line = event_text(event, table)
+            if event.WhichOneof("event") == "trump_fixed":
+                self.trump = convert.SUIT_FROM_PB[event.trump_fixed.suit]
+            line = event_text(event, table, self.trump)
             if line:
                 self.say(line)
         self.pending.clear()
@@ -258,15 +290,14 @@ class HumanBot(Bot):
             state = f"Upcard {obs.upcard}" + (" (turned down)" if obs.upcard_turned_down
                                               else "")
         else:
-            maker = "" if obs.maker is None else f", made by {table.who(obs.maker)}"
-            alone = "".join(f", {table.who(s)} alone" for s in obs.alone)
+            maker = ("" if obs.maker is None
+                     else f", made by {table.who(obs.maker, start=False)}")
+            alone = "".join(f", {table.who(s, start=False)} alone" for s in obs.alone)
             state = f"Trump {suit_name(obs.trump)}{maker}{alone}"
         self.say(f"  Dealer {table.who(obs.dealer)} · {state} · "
                  f"score {table.scores(obs.scores)}")
         if obs.tricks or obs.current_trick:
-            won = ", ".join(f"{table.who(s)} {n}" for s, n in enumerate(obs.tricks_won)
-                            if s not in obs.sitting_out)
-            self.say(f"  Tricks won: {won}")
+            self.say(f"  Tricks won: {table.tricks(obs.tricks_won)}")
         if obs.current_trick:
             plays = ", ".join(f"{table.who(s)} {card_text(c, obs.trump)}"
                               for s, c in obs.current_trick)
@@ -276,29 +307,32 @@ class HumanBot(Bot):
         self.say(f"  Your hand:  {hand_text(obs.hand, obs.trump)}")
 
 
-def event_text(event: rpb.GameEvent, table: Table) -> str:
-    """One line for one event ("" for an event not worth a line)."""
+def event_text(event: rpb.GameEvent, table: Table, trump: Suit | None) -> str:
+    """One line for one event ("" for an event not worth a line). ``trump`` is the
+    hand's trump once it is fixed (to mark the trumps played)."""
     which = event.WhichOneof("event")
-    who = table.who
+    does = table.does
     if which == "bid":
-        return f"  {who(event.bid.seat)} {bid_text(convert.action_from_pb(event.bid.action))}"
+        return "  " + does(event.bid.seat, *bid_text(convert.action_from_pb(event.bid.action)))
     if which == "trump_fixed":
-        suit = convert.SUIT_FROM_PB[event.trump_fixed.suit]
-        return f"  Trump is {suit_name(suit)}; {who(event.trump_fixed.maker)} made it."
+        fixed = event.trump_fixed
+        return (f"  Trump is {suit_name(convert.SUIT_FROM_PB[fixed.suit])}, made by "
+                f"{table.who(fixed.maker, start=False)}")
     if which == "pickup":
-        verb = "picks up" if event.pickup.took else "leaves"
-        return f"  {who(event.pickup.dealer)} {verb} the upcard."
+        return "  " + does(event.pickup.dealer, "pick up" if event.pickup.took else "leave",
+                           "the upcard")
     if which == "discarded":
-        return f"  {who(event.discarded.seat)} discarded "\
-               f"{convert.card_from_pb(event.discarded.card)}."
+        card = card_text(convert.card_from_pb(event.discarded.card), trump)
+        return "  " + does(event.discarded.seat, "discard", card)
     if which == "alone_decision":
-        return f"  {who(event.alone_decision.seat)} goes alone!" \
+        return "  " + does(event.alone_decision.seat, "go", "alone!") \
             if event.alone_decision.alone else ""
     if which == "card_played":
-        return f"  {who(event.card_played.seat)} plays " \
-               f"{convert.card_from_pb(event.card_played.card)}"
+        card = card_text(convert.card_from_pb(event.card_played.card), trump)
+        return "  " + does(event.card_played.seat, "play", card)
     if which == "trick_won":
-        return f"  -> {who(event.trick_won.seat)} won trick {event.trick_won.trick_number}."
+        return (f"  -> {table.who(event.trick_won.seat)} won trick "
+                f"{event.trick_won.trick_number}.\n")
     if which == "hand_end":
         return hand_end_text(event.hand_end, table)
     return ""
@@ -308,5 +342,6 @@ def hand_end_text(end: rpb.HandEnd, table: Table) -> str:
     result = end.result
     kind = pb.HandKind.Name(result.kind).removeprefix("HAND_KIND_").replace("_", " ").lower()
     if result.HasField("maker"):
-        kind = f"{table.who(result.maker)}: {kind} ({result.makers_tricks} tricks)"
-    return f"  Hand over, {kind}. Score: {table.scores(end.scores)}."
+        kind = (f"{kind} (makers {table.who(result.maker, start=False)}, "
+                f"{result.makers_tricks} tricks)")
+    return f"  Hand over: {kind}. Score: {table.scores(end.scores)}."
