@@ -25,10 +25,12 @@ from harness.protocol import convert
 from harness.rules.actions import Action, ActionKind
 from harness.rules.cards import EFFECTIVE_SUIT, NO_TRUMP_INDEX, TRUMP_POWER, Card, Suit
 from harness.rules.config import Form, RulesConfig
+from harness.rules.hand import Phase
 from harness.rules.observation import Observation
 from harness.sdk import Bot
 
 TRUMP_MARK = "*"
+WIDTH = 78  # the screen's line length
 QUIT_WORDS = frozenset({"q", "quit", "exit"})
 
 
@@ -67,12 +69,15 @@ class Table:
 
     def seating(self) -> str:
         parts = []
-        for seat in range(self.rules.players):
-            if seat == self.me:
-                continue
+        for seat in self.order()[1:]:
             role = " (your partner)" if self.partner(seat) else ""
             parts.append(f"{self.places[seat]}: {self.names[seat]}{role}")
         return "; ".join(parts)
+
+    def order(self) -> list[int]:
+        """The seats in play order, starting with the person's."""
+        n = self.rules.players
+        return [(self.me + k) % n for k in range(n)]
 
     def partner(self, seat: int) -> bool:
         return self.rules.form is Form.FOUR_HANDED and seat == (self.me + 2) % 4
@@ -83,8 +88,7 @@ class Table:
         if self.rules.form is Form.FOUR_HANDED:
             us = self.me % 2
             return f"you & North {scores[us]}, West & East {scores[1 - us]}"
-        return ", ".join(f"{self.who(s, start=s == 0)} {scores[s]}"
-                         for s in range(len(scores)))
+        return ", ".join(f"{self.who(s)} {scores[s]}" for s in self.order())
 
     def tricks(self, tricks_won: Sequence[int]) -> str:
         if self.rules.form is Form.FOUR_HANDED:
@@ -124,7 +128,7 @@ def sorted_hand(cards: Sequence[Card], trump: Suit | None) -> list[list[Card]]:
 
 def hand_text(cards: Sequence[Card], trump: Suit | None) -> str:
     if not cards:
-        return "(no cards)"
+        return "(not seen yet)"
     return "   ".join(" ".join(card_text(c, trump) for c in group)
                       for group in sorted_hand(cards, trump))
 
@@ -168,6 +172,17 @@ def in_hand_order(legal: Sequence[Action], trump: Suit | None) -> list[Action]:
         return list(legal)
     shown = [c for group in sorted_hand(cards, trump) for c in group]
     return sorted(legal, key=lambda a: shown.index(a.card))  # type: ignore[arg-type]
+
+
+def numbered(choices: Sequence[str], head: str = "Your choices:") -> str:
+    """``Your choices:  1) pass   2) order up Kc``, wrapped between choices."""
+    lines = [head]
+    for number, choice in enumerate(choices, 1):
+        item = f"{number}) {choice}"
+        if len(lines[-1]) + 3 + len(item) > WIDTH and lines[-1] != head:
+            lines.append(" " * (len(head) - 1))
+        lines[-1] += ("  " if lines[-1] == head else "   ") + item
+    return "\n".join(lines)
 
 
 def parse_choice(answer: str, choices: Sequence[str]) -> int | None:
@@ -223,7 +238,7 @@ class HumanBot(Bot):
         self.show_events(None)
         table = self._table()
         self.say()
-        self.say("=" * 72)
+        self.say("=" * WIDTH)
         place = {1: "You win!", 2: "You lose."}.get(message.your_place, "")
         if table.rules.form is Form.CUTTHROAT:
             place = f"You finish {('first', 'second', 'third')[message.your_place - 1]}."
@@ -238,7 +253,7 @@ class HumanBot(Bot):
         self.show_table(obs)
         legal = in_hand_order(legal, obs.trump)
         choices = [action_text(a, obs) for a in legal]
-        self.say("Your choices:  " + "   ".join(f"{i}) {c}" for i, c in enumerate(choices, 1)))
+        self.say(numbered(choices))
         prompt = f"Your choice [1-{len(choices)}]: "
         while True:
             try:
@@ -265,7 +280,7 @@ class HumanBot(Bot):
         line = f"--- Hand {number + 1} "
         if obs is not None and obs.hand_number == number:
             line += f"· dealer {table.who(obs.dealer)} · upcard {obs.upcard} "
-        self.say(line + "-" * max(0, 72 - len(line)))
+        self.say(line + "-" * max(0, WIDTH - len(line)))
         self.shown_hand = number
         self.trump = None
 
@@ -305,6 +320,24 @@ class HumanBot(Bot):
         if obs.dummy:
             self.say(f"  The dummy you took: {hand_text(obs.dummy, obs.trump)}")
         self.say(f"  Your hand:  {hand_text(obs.hand, obs.trump)}")
+        self.say(f"  {phase_hint(obs)}")
+
+
+def phase_hint(obs: Observation) -> str:
+    """What the decision is about, in one line."""
+    phase = obs.phase
+    if phase is Phase.PLAY:
+        return "Your lead." if not obs.current_trick else "Your turn: follow suit if you can."
+    return {
+        Phase.NAME_TRUMP: "The upcard is the Joker and you deal: name trump.",
+        Phase.BID_ROUND_1: f"Bidding, round 1: order up {obs.upcard} (its suit becomes "
+                           f"trump and the dealer takes it) or pass.",
+        Phase.DEALER_PICKUP: f"You are ordered up: take {obs.upcard} or leave it.",
+        Phase.DEALER_DISCARD: f"You take {obs.upcard}: discard one of the cards above.",
+        Phase.BID_ROUND_2: "Bidding, round 2: name trump or pass.",
+        Phase.GO_ALONE: "Play this hand alone?",
+        Phase.DUMMY_DISCARD: "You took the dummy: discard down to five cards.",
+    }.get(phase, "")
 
 
 def event_text(event: rpb.GameEvent, table: Table, trump: Suit | None) -> str:

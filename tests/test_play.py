@@ -17,7 +17,7 @@ import pytest
 
 from harness.cli_play import seat_plan
 from harness.errors import HarnessError
-from harness.human import HumanBot, HumanQuit, Table, parse_choice, sorted_hand
+from harness.human import HumanBot, HumanQuit, Table, numbered, parse_choice, sorted_hand
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.rules import Form, Game, RulesConfig
@@ -27,9 +27,16 @@ from harness.rules.cards import Suit, parse_cards
 PROMPT = re.compile(r"Your choice \[1-(\d+)\]: ")
 
 
-def test_play_runs_a_whole_game_in_a_terminal_and_asks_again_after_a_wrong_key() -> None:
+@pytest.mark.parametrize("options", [
+    [],
+    ["--form", "two-handed", "--deck", "32", "--seat", "1"],
+    ["--form", "cutthroat", "--deck", "25", "--seat", "2",
+     "--bot", "random={python} -m sample_bots.random_bot"],
+], ids=["four-handed", "two-handed", "cutthroat-random-bots"])
+def test_play_runs_a_whole_game_in_a_terminal_and_asks_again_after_a_wrong_key(
+        options: list[str]) -> None:
     child = pexpect.spawn(sys.executable, ["-m", "harness", "play", "--seed", "7",
-                                           "--target", "3"],
+                                           "--target", "3", *options],
                           encoding="utf-8", timeout=90, dimensions=(50, 120))
     try:
         child.expect(PROMPT)
@@ -56,7 +63,8 @@ def test_play_runs_a_whole_game_in_a_terminal_and_asks_again_after_a_wrong_key()
         child.close(force=True)
     assert child.exitstatus == 0, child.before
     assert "Final score" in ending
-    assert "You win!" in ending or "You lose." in ending  # not a forfeit
+    # A normal end (a forfeit would say "The game ended early").
+    assert re.search(r"You (win!|lose\.|finish (first|second|third)\.)", ending), ending
     assert decisions >= 3
 
 
@@ -154,3 +162,12 @@ def test_seat_plan_puts_the_person_in_the_chosen_seat_and_bots_after() -> None:
         seat_plan(rules, 4, "me", [bot("a")])
     with pytest.raises(HarnessError, match="--name"):
         seat_plan(rules, 0, "a", [bot("a")])
+
+
+def test_a_long_list_of_choices_wraps_between_choices() -> None:
+    text = numbered([f"discard {c}" for c in parse_cards("Ac Kc Qc Jc Tc 9c Ad Kd Qd Jd")])
+    lines = text.splitlines()
+    assert len(lines) > 1
+    assert all(len(line) <= 78 for line in lines)
+    assert all(re.fullmatch(r"(Your choices:)? *(\d+\) discard \w\w *)+", line)
+               for line in lines)
