@@ -57,7 +57,8 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=None,
                    help="the deal seed (default: a new one, printed at the end)")
     p.add_argument("--tc", default=None,
-                   help="a clock for every seat, PER+BANK seconds (default: no clock)")
+                   help="a clock for every seat, PER+BANK seconds, as for match; a late "
+                        "answer forfeits (default: no clock)")
     p.add_argument("--log-dir", default=None,
                    help="keep the bots' stdout/stderr here (default: a temporary folder)")
     p.set_defaults(handler=handle)
@@ -65,6 +66,11 @@ def register(sub: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     return asyncio.run(play(args))
+
+
+def clock(tc: str | None) -> TimeControl:
+    """``--tc``: none means no clock (people think at their own pace)."""
+    return NO_CLOCK if tc is None else TimeControl.parse(tc)
 
 
 def seat_plan(rules: RulesConfig, seat: int, human: str,
@@ -91,7 +97,7 @@ async def play(args: argparse.Namespace) -> int:
     rules = parse_rules(args.form, args.deck, args.target, args.rule)
     bots = list({e.name: e for e in map(parse_bot, args.bot or [DEFAULT_BOT])}.values())
     seats = seat_plan(rules, args.seat, args.name, bots)
-    tc = NO_CLOCK if args.tc is None else TimeControl.parse(args.tc)
+    tc = clock(args.tc)
     seed = secrets.randbelow(1_000_000) if args.seed is None else args.seed
     with contextlib.ExitStack() as stack:
         log_dir = Path(args.log_dir) if args.log_dir else Path(

@@ -171,7 +171,8 @@ def in_hand_order(legal: Sequence[Action], trump: Suit | None) -> list[Action]:
     if len(cards) != len(legal):
         return list(legal)
     shown = [c for group in sorted_hand(cards, trump) for c in group]
-    return sorted(legal, key=lambda a: shown.index(a.card))  # type: ignore[arg-type]
+    position = {a: shown.index(a.card) for a in legal if a.card is not None}
+    return sorted(legal, key=position.__getitem__)
 
 
 def numbered(choices: Sequence[str], head: str = "Your choices:") -> str:
@@ -239,11 +240,12 @@ class HumanBot(Bot):
         table = self._table()
         self.say()
         self.say("=" * WIDTH)
-        place = {1: "You win!", 2: "You lose."}.get(message.your_place, "")
-        if table.rules.form is Form.CUTTHROAT:
-            place = f"You finish {('first', 'second', 'third')[message.your_place - 1]}."
         if message.termination != rpb.GAME_TERMINATION_NORMAL:
             place = f"The game ended early: {message.detail}"
+        elif table.rules.form is Form.CUTTHROAT:
+            place = f"You finish {('first', 'second', 'third')[message.your_place - 1]}."
+        else:
+            place = "You win!" if message.your_place == 1 else "You lose."
         self.say(f"Game over. {place}  Final score: {table.scores(message.scores)}")
         self.over.set()
 

@@ -15,7 +15,8 @@ import sys
 import pexpect
 import pytest
 
-from harness.cli_play import seat_plan
+from harness._generated.euchre.v1 import referee_pb2 as rpb
+from harness.cli_play import NO_CLOCK, clock, seat_plan
 from harness.errors import HarnessError
 from harness.human import HumanBot, HumanQuit, Table, numbered, parse_choice, sorted_hand
 from harness.referee.pool import Entrant
@@ -171,3 +172,23 @@ def test_a_long_list_of_choices_wraps_between_choices() -> None:
     assert all(len(line) <= 78 for line in lines)
     assert all(re.fullmatch(r"(Your choices:)? *(\d+\) discard \w\w *)+", line)
                for line in lines)
+
+
+def test_people_have_no_clock_unless_asked() -> None:
+    assert clock(None) is NO_CLOCK
+    assert NO_CLOCK.per_decision >= 24 * 3600
+    assert NO_CLOCK.per_decision * 1000 < 2**32  # the protocol counts milliseconds in 32 bits
+    assert str(clock("30+60")) == "30+60"
+
+
+def test_the_end_of_the_game_says_how_it_ended() -> None:
+    screen = Screen()
+    screen.bot.on_game_over(rpb.GameOver(scores=[10, 4], your_place=1,
+                                         termination=rpb.GAME_TERMINATION_NORMAL))
+    early = Screen()
+    early.bot.on_game_over(rpb.GameOver(scores=[0, 0], places=[0, 0, 0, 0], your_place=0,
+                                        termination=rpb.GAME_TERMINATION_INTERRUPTED,
+                                        detail="the referee shut down"))
+    assert "Game over. You win!  Final score:" in screen.out.getvalue()
+    assert "The game ended early: the referee shut down" in early.out.getvalue()
+    assert screen.bot.over.is_set()
