@@ -41,12 +41,16 @@ def missing_prerequisite(reason: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def cpp_bot(request: pytest.FixtureRequest) -> Path:
-    """The built bot executable (built once per session; CMake rebuilds what changed)."""
+def cpp_bot(request: pytest.FixtureRequest,
+            tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The built bot executable (built once per session, into the pytest cache when there
+    is one, where CMake rebuilds only what changed)."""
     missing = [tool for tool in TOOLS if shutil.which(tool) is None]
     if missing:
         missing_prerequisite(f"not on PATH: {', '.join(missing)}")
-    build = Path(request.config.cache.mkdir("cpp-bot-build"))
+    cache = getattr(request.config, "cache", None)  # None with -p no:cacheprovider
+    build = (Path(cache.mkdir("cpp-bot-build")) if cache is not None
+             else tmp_path_factory.mktemp("cpp-bot-build"))
     for step in (["cmake", "-S", str(CPP_SOURCE), "-B", str(build)],
                  ["cmake", "--build", str(build), "-j", "2"]):
         done = subprocess.run(step, capture_output=True, text=True, check=False)
