@@ -109,8 +109,9 @@ async def play(args: argparse.Namespace) -> int:
         return 0
     if result.termination is not Termination.NORMAL:
         print(f"The game did not finish normally: {result.detail}", file=sys.stderr)
+        return 1
     print(f"Deal seed {seed} (play the same cards again with --seed {seed}).")
-    return 0 if result.termination is Termination.NORMAL else 1
+    return 0
 
 
 async def play_game(rules: RulesConfig, seats: list[str], bots: list[Entrant], human: str,
@@ -135,10 +136,10 @@ async def play_game(rules: RulesConfig, seats: list[str], bots: list[Entrant], h
                 person.result()  # raises HumanQuit, or the error that ended the seat
                 raise HarnessError("your seat lost its connection to the referee")
             result = game.result()
-            # The referee is done; let the seat show the end of the game before the
-            # referee shuts down.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(bot.over.wait(), 10.0)
+            if result.hands:  # the game began (no bot failed to start): let the seat show
+                # its end before the referee shuts down
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(bot.over.wait(), 10.0)
             return result
         except HumanQuit:
             return None

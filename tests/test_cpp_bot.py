@@ -108,6 +108,18 @@ def test_cpp_bot_plays_full_games_without_faults(form: Form, deck: DeckKind, sea
     assert cpp_seats <= acted
 
 
+def test_cpp_bot_seed_makes_games_reproducible(cpp_bot: Path, tmp_path: Path) -> None:
+    # EUCHRE_BOT_SEED fixes the C++ bot's choices (and the Python random bot's): the same
+    # deal seed and bot seeds give the same game, action for action.
+    bots = {"cpp": (str(cpp_bot),), "random": (sys.executable, "-m", "sample_bots.random_bot")}
+    config = RulesConfig(form=Form.FOUR_HANDED, deck=DeckKind.D25, target=5)
+    seats = ["cpp", "random", "cpp", "random"]
+    first, second = (asyncio.run(play_game(bots, config, seats, 5, tmp_path / run))
+                     for run in ("a", "b"))
+    assert first.termination is second.termination is Termination.NORMAL
+    assert first.record["hands"] == second.record["hands"]
+
+
 async def start_bot(exe: Path, *args: str, env: dict[str, str]) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         str(exe), *args, env=env, stdin=asyncio.subprocess.DEVNULL,

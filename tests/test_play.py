@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import io
 import re
+import subprocess
 import sys
+from pathlib import Path
 
 import pexpect
 import pytest
@@ -192,3 +194,13 @@ def test_the_end_of_the_game_says_how_it_ended() -> None:
     assert "Game over. You win!  Final score:" in screen.out.getvalue()
     assert "The game ended early: the referee shut down" in early.out.getvalue()
     assert screen.bot.over.is_set()
+
+
+def test_a_bot_that_cannot_start_ends_the_game_with_the_reason(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-bot"
+    done = subprocess.run([sys.executable, "-m", "harness", "play", "--bot", f"x={missing}",
+                           "--log-dir", str(tmp_path)], input="", capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 1, done.stderr
+    assert "startup_failure" in done.stderr
+    assert "Your choice" not in done.stdout

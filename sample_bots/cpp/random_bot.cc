@@ -103,6 +103,10 @@ class Session {
         break;
       case ev1::ConnectResponse::kDecisionRequest: {
         const ev1::DecisionRequest& request = msg.decision_request();
+        if (request.legal_actions_size() == 0) {  // never sent by a correct referee
+          std::cerr << "decision request " << request.request_id() << " has no legal action\n";
+          break;
+        }
         ev1::ConnectRequest reply;
         reply.mutable_decision_reply()->set_request_id(request.request_id());
         *reply.mutable_decision_reply()->mutable_action() = Choose(request, random_);
