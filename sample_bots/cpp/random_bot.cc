@@ -1,0 +1,254 @@
+// cpp-random: a Euchre bot in C++ that plays a uniformly random legal action.
+//
+// The C++ counterpart of sample_bots/node/random_bot.js. The message classes and the
+// RefereeService stub are generated from proto/euchre/v1 when the bot is built (see
+// CMakeLists.txt). Like every bot, it does four things:
+//
+//   1. dial the referee and open ONE RefereeService.Connect stream (one stream = one seat);
+//   2. send a Hello (protocol version, name, version, the seat token);
+//   3. answer every decision_request with a decision_reply carrying the same
+//      request_id and one of the legal_actions, copied as received;
+//   4. stop when the referee ends the stream (or says shutdown).
+//
+// Unlike the Node.js bot it asks for bundles (Capabilities.bundles): the referee then
+// groups a seat's messages into one Bundle per decision, which this bot unpacks and
+// handles one by one.
+//
+// Configuration (the referee sets the environment variables when it starts the bot):
+//   EUCHRE_REFEREE_ADDRESS  or --address HOST:PORT   where to dial (required)
+//   EUCHRE_BOT_TOKEN        or --token TOKEN         the seat token for Hello.token
+//   EUCHRE_BOT_NAME         or --name NAME           the name in Hello.bot_name
+//   EUCHRE_BOT_SEED                                  a seed, for reproducible play
+//
+// Exit status: 0 when the referee ends the stream, 2 when it refuses the handshake (or
+// the command line is wrong), 1 when it cannot be reached for about 30 seconds.
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "euchre/v1/referee.grpc.pb.h"
+
+namespace {
+
+namespace ev1 = euchre::v1;
+
+constexpr std::uint32_t kProtocolVersion = 1;
+constexpr const char* kBotVersion = "1.0.0";
+constexpr int kGiveUpAfterMs = 30000;  // how long to keep retrying an unreachable referee
+
+struct Options {
+  std::string address;
+  std::string token;
+  std::string name = "cpp-random";
+};
+
+using Stream = grpc::ClientReaderWriter<ev1::ConnectRequest, ev1::ConnectResponse>;
+
+// How one connection ended.
+enum class Ended {
+  kNormal,   // the referee closed the stream, or sent shutdown: exit 0
+  kRefused,  // the handshake was refused: retrying will not help, exit 2
+  kFailed,   // the connection failed: retry with backoff
+};
+
+struct SessionResult {
+  Ended how;
+  std::string detail;
+  bool welcomed;  // the handshake had succeeded (a later drop gets a fresh retry budget)
+};
+
+// The decision itself: any legal action, uniformly at random. A real bot would look at
+// request.observation() (its hand, the trump, the tricks so far, the scores...) and
+// request.kind(); the observation is complete, so no memory of earlier events is needed.
+const ev1::Action& Choose(const ev1::DecisionRequest& request, std::mt19937_64& random) {
+  std::uniform_int_distribution<int> pick(0, request.legal_actions_size() - 1);
+  return request.legal_actions(pick(random));
+}
+
+// gRPC status codes with which the referee refuses a handshake (it also sends a
+// Refusal message first); retrying would not help.
+bool IsRefusal(grpc::StatusCode code) {
+  return code == grpc::StatusCode::UNAUTHENTICATED ||
+         code == grpc::StatusCode::FAILED_PRECONDITION ||
+         code == grpc::StatusCode::ALREADY_EXISTS || code == grpc::StatusCode::INVALID_ARGUMENT;
+}
+
+// The state of one connection while it reads messages.
+class Session {
+ public:
+  Session(Stream& stream, std::mt19937_64& random) : stream_(stream), random_(random) {}
+
+  // Handles one message (a Bundle's messages one by one, as if each had come alone).
+  void Handle(const ev1::ConnectResponse& msg) {
+    switch (msg.payload_case()) {
+      case ev1::ConnectResponse::kBundle:
+        for (const ev1::ConnectResponse& inner : msg.bundle().messages()) Handle(inner);
+        break;
+      case ev1::ConnectResponse::kWelcome:
+        welcomed_ = true;
+        break;
+      case ev1::ConnectResponse::kRefusal:  // the referee closes the stream right after this
+        refusal_ = ev1::RefusalReason_Name(msg.refusal().reason()) + ": " +
+                   msg.refusal().detail();
+        break;
+      case ev1::ConnectResponse::kDecisionRequest: {
+        const ev1::DecisionRequest& request = msg.decision_request();
+        if (request.legal_actions_size() == 0) {  // never sent by a correct referee
+          std::cerr << "decision request " << request.request_id() << " has no legal action\n";
+          break;
+        }
+        ev1::ConnectRequest reply;
+        reply.mutable_decision_reply()->set_request_id(request.request_id());
+        *reply.mutable_decision_reply()->mutable_action() = Choose(request, random_);
+        stream_.Write(reply);  // a failed write shows up as the end of the stream
+        break;
+      }
+      case ev1::ConnectResponse::kFault:  // our reply was not accepted (should never happen)
+        std::cerr << "fault: " << ev1::FaultKind_Name(msg.fault().kind()) << ": "
+                  << msg.fault().detail() << "\n";
+        break;
+      case ev1::ConnectResponse::kShutdown:
+        shutdown_ = "shutdown: " + msg.shutdown().reason();
+        break;
+      default:
+        // game_start, hand_start, game_event, game_over: this bot needs none of them.
+        break;
+    }
+  }
+
+  bool welcomed() const { return welcomed_; }
+  const std::optional<std::string>& refusal() const { return refusal_; }
+  const std::optional<std::string>& shutdown() const { return shutdown_; }
+
+ private:
+  Stream& stream_;
+  std::mt19937_64& random_;
+  bool welcomed_ = false;
+  std::optional<std::string> refusal_;
+  std::optional<std::string> shutdown_;
+};
+
+// One connection: handshake, then play until the stream ends.
+SessionResult PlaySession(const Options& options, std::mt19937_64& random) {
+  auto channel = grpc::CreateChannel(options.address, grpc::InsecureChannelCredentials());
+  auto stub = ev1::RefereeService::NewStub(channel);
+  grpc::ClientContext context;
+  std::unique_ptr<Stream> stream = stub->Connect(&context);
+
+  // The handshake: the first message on the stream, and only the first.
+  ev1::ConnectRequest first;
+  ev1::Hello* hello = first.mutable_hello();
+  hello->set_protocol_version(kProtocolVersion);
+  hello->set_bot_name(options.name);
+  hello->set_bot_version(kBotVersion);
+  hello->set_token(options.token);
+  // Empty forms and decks mean every form and every deck.
+  hello->mutable_capabilities()->set_bundles(true);
+  stream->Write(first);
+
+  Session session(*stream, random);
+  ev1::ConnectResponse msg;
+  while (stream->Read(&msg)) {
+    session.Handle(msg);
+    if (session.shutdown()) {
+      // Nothing more will be asked: end our side and stop waiting for the referee's.
+      stream->WritesDone();
+      context.TryCancel();
+      stream->Finish();
+      return {Ended::kNormal, *session.shutdown(), session.welcomed()};
+    }
+  }
+  grpc::Status status = stream->Finish();
+  if (session.refusal()) return {Ended::kRefused, *session.refusal(), session.welcomed()};
+  if (status.ok()) return {Ended::kNormal, "the referee closed the stream", session.welcomed()};
+  if (IsRefusal(status.error_code())) {
+    return {Ended::kRefused, status.error_message(), session.welcomed()};
+  }
+  return {Ended::kFailed, status.error_message(), session.welcomed()};
+}
+
+// Connect, and reconnect with backoff while the referee is unreachable.
+int Run(const Options& options, std::mt19937_64& random) {
+  int delay_ms = 100;
+  int waited_ms = 0;
+  for (;;) {
+    SessionResult result = PlaySession(options, random);
+    switch (result.how) {
+      case Ended::kNormal:
+        return 0;
+      case Ended::kRefused:
+        std::cerr << options.name << ": refused: " << result.detail << "\n";
+        return 2;
+      case Ended::kFailed:
+        break;
+    }
+    if (result.welcomed) {  // the connection worked, then dropped: a fresh retry budget
+      delay_ms = 100;
+      waited_ms = 0;
+    }
+    if (waited_ms >= kGiveUpAfterMs) {
+      std::cerr << options.name << ": connection failed: " << result.detail << "\n";
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    waited_ms += delay_ms;
+    delay_ms = std::min(delay_ms * 2, 2000);
+  }
+}
+
+std::string FromEnv(const char* variable, const std::string& fallback) {
+  const char* value = std::getenv(variable);
+  return value != nullptr && *value != '\0' ? value : fallback;
+}
+
+// Reads the environment, then the flags (flags override). Returns false on a bad flag.
+bool ParseOptions(int argc, char** argv, Options& options) {
+  options.address = FromEnv("EUCHRE_REFEREE_ADDRESS", "");
+  options.token = FromEnv("EUCHRE_BOT_TOKEN", "");
+  options.name = FromEnv("EUCHRE_BOT_NAME", options.name);
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    std::string* target = flag == "--address" ? &options.address
+                          : flag == "--token" ? &options.token
+                          : flag == "--name"  ? &options.name
+                                              : nullptr;
+    if (target == nullptr) {
+      std::cerr << "unknown argument: " << flag << "\n";
+      return false;
+    }
+    if (i + 1 >= argc) {
+      std::cerr << flag << " needs a value\n";
+      return false;
+    }
+    *target = argv[++i];
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  if (!ParseOptions(argc, argv, options)) {
+    std::cerr << "usage: random_bot [--address HOST:PORT] [--token TOKEN] [--name NAME]\n";
+    return 2;
+  }
+  if (options.address.empty()) {
+    std::cerr << "no referee address: pass --address or set EUCHRE_REFEREE_ADDRESS\n";
+    return 2;
+  }
+  std::string seed = FromEnv("EUCHRE_BOT_SEED", "");
+  std::mt19937_64 random(seed.empty() ? std::random_device{}()
+                                      : std::strtoull(seed.c_str(), nullptr, 10));
+  return Run(options, random);
+}

@@ -1,0 +1,162 @@
+"""The C++ sample bot (sample_bots/cpp/) against the real referee.
+
+The bot is built once per test session with CMake, into the pytest cache (the stubs are
+generated from proto/ at build time), then plays complete games next to the Python bots in
+every form, over real gRPC, as real processes. It needs cmake, a C++ compiler, protoc,
+grpc_cpp_plugin and the gRPC C++ library (Debian: ``cmake g++ libgrpc++-dev
+protobuf-compiler-grpc``). Without them these tests skip, except in CI (``CI`` set), where
+they fail, so that CI cannot pass without building and playing the C++ bot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.referee.arena import Arena
+from harness.referee.outcome import GameResult, Termination
+from harness.referee.pool import Entrant
+from harness.referee.process import BotCommand
+from harness.referee.server import RefereeServer
+from harness.rules import DeckKind, Form, RulesConfig
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CPP_SOURCE = REPO_ROOT / "sample_bots" / "cpp"
+TOOLS = ("cmake", "c++", "protoc", "grpc_cpp_plugin")
+INSTALL_HINT = "apt-get install -y cmake g++ libgrpc++-dev protobuf-compiler-grpc"
+
+
+def missing_prerequisite(reason: str) -> None:
+    """Skip outside CI; fail in CI, where the C++ bot must be built and played."""
+    message = f"{reason}; install the C++ toolchain and gRPC: {INSTALL_HINT}"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def cpp_bot(request: pytest.FixtureRequest,
+            tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The built bot executable (built once per session, into the pytest cache when there
+    is one, where CMake rebuilds only what changed)."""
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    if missing:
+        missing_prerequisite(f"not on PATH: {', '.join(missing)}")
+    cache = getattr(request.config, "cache", None)  # None with -p no:cacheprovider
+    build = (Path(cache.mkdir("cpp-bot-build")) if cache is not None
+             else tmp_path_factory.mktemp("cpp-bot-build"))
+    for step in (["cmake", "-S", str(CPP_SOURCE), "-B", str(build)],
+                 ["cmake", "--build", str(build), "-j", "2"]):
+        done = subprocess.run(step, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            output = (done.stdout + done.stderr)[-4000:]
+            if "Could NOT find" in output or "Could not find" in output:
+                missing_prerequisite(f"CMake could not find a dependency:\n{output}")
+            pytest.fail(f"{' '.join(step)} failed:\n{output}")
+    exe = build / "random_bot"
+    assert exe.is_file(), f"the build made no {exe}"
+    return exe
+
+
+def seeded(argv: tuple[str, ...], seed: int) -> BotCommand:
+    return BotCommand(argv, cwd=str(REPO_ROOT), env={"EUCHRE_BOT_SEED": str(seed)})
+
+
+async def play_game(bots: dict[str, tuple[str, ...]], config: RulesConfig, seats: list[str],
+                    seed: int, log_dir: Path) -> GameResult:
+    async with Arena(log_dir=log_dir) as arena:
+        for name, argv in bots.items():
+            arena.add(Entrant(name, seeded(argv, seed)), seats.count(name))
+        return await arena.play(f"cpp-{config.form.value}-{config.deck.value}", config,
+                                seed=seed, seats=seats)
+
+
+# Every form, each with another deck; the C++ bot sits next to both Python sample bots.
+GAMES = [
+    pytest.param(Form.FOUR_HANDED, DeckKind.D24, ["cpp", "random", "cpp", "heuristic"],
+                 id="four-handed-deck24"),
+    pytest.param(Form.TWO_HANDED, DeckKind.D32, ["heuristic", "cpp"], id="two-handed-deck32"),
+    pytest.param(Form.CUTTHROAT, DeckKind.D25, ["random", "cpp", "heuristic"],
+                 id="cutthroat-deck25"),
+]
+
+
+@pytest.mark.parametrize(("form", "deck", "seats"), GAMES)
+def test_cpp_bot_plays_full_games_without_faults(form: Form, deck: DeckKind, seats: list[str],
+                                                 cpp_bot: Path, tmp_path: Path) -> None:
+    python = (sys.executable, "-m")
+    bots = {"cpp": (str(cpp_bot),), "random": (*python, "sample_bots.random_bot"),
+            "heuristic": (*python, "sample_bots.heuristic_bot")}
+    config = RulesConfig(form=form, deck=deck, target=10)
+    result = asyncio.run(play_game({n: bots[n] for n in set(seats)}, config, seats, 21,
+                                   tmp_path))
+
+    logs = "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-2000:]}"
+                     for p in sorted(tmp_path.glob("*.log")))
+    assert result.termination is Termination.NORMAL, f"{result.detail}\n{logs}"
+    assert result.faults == (), f"{result.faults}\n{logs}"
+    assert result.winner is not None
+    assert result.scores[result.winner] >= config.target
+    cpp_seats = {s for s, name in enumerate(seats) if name == "cpp"}
+    acted = {seat for hand in result.record["hands"] for seat, _ in hand["actions"]}
+    assert cpp_seats <= acted
+
+
+def test_cpp_bot_seed_makes_games_reproducible(cpp_bot: Path, tmp_path: Path) -> None:
+    # EUCHRE_BOT_SEED fixes the C++ bot's choices (and the Python random bot's): the same
+    # deal seed and bot seeds give the same game, action for action.
+    bots = {"cpp": (str(cpp_bot),), "random": (sys.executable, "-m", "sample_bots.random_bot")}
+    config = RulesConfig(form=Form.FOUR_HANDED, deck=DeckKind.D25, target=5)
+    seats = ["cpp", "random", "cpp", "random"]
+    first, second = (asyncio.run(play_game(bots, config, seats, 5, tmp_path / run))
+                     for run in ("a", "b"))
+    assert first.termination is second.termination is Termination.NORMAL
+    assert first.record["hands"] == second.record["hands"]
+
+
+async def start_bot(exe: Path, *args: str, env: dict[str, str]) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        str(exe), *args, env=env, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+
+
+async def check_handshake_and_exit_codes(exe: Path) -> None:
+    server = RefereeServer()
+    await server.start()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EUCHRE_")}
+    try:
+        # A bad token: refused, exit 2, the reason on stderr.
+        proc = await start_bot(exe, "--address", server.address, "--token", "nope", env=env)
+        _, err = await asyncio.wait_for(proc.communicate(), 20)
+        assert proc.returncode == 2, err.decode()
+        assert b"REFUSAL_REASON_BAD_TOKEN" in err
+
+        # A good token from the environment: the Hello carries the default name and the
+        # version, and the bot exits 0 when the referee shuts down.
+        slot = server.registry.add("cpp", 0)
+        proc = await start_bot(exe, env={**env, "EUCHRE_REFEREE_ADDRESS": server.address,
+                                         "EUCHRE_BOT_TOKEN": slot.token})
+        session = await slot.wait_connected(20)
+        assert (session.bot_name, session.bot_version) == ("cpp-random", "1.0.0")
+    finally:
+        await server.stop(grace=1.0)
+    _, err = await asyncio.wait_for(proc.communicate(), 20)
+    assert proc.returncode == 0, err.decode()
+
+
+def test_cpp_bot_handshake_refusal_and_clean_exit(cpp_bot: Path) -> None:
+    asyncio.run(check_handshake_and_exit_codes(cpp_bot))
+
+
+def test_cpp_bot_rejects_a_missing_address(cpp_bot: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EUCHRE_")}
+    done = subprocess.run([str(cpp_bot)], env=env, capture_output=True, text=True,
+                          timeout=20, check=False)
+    assert done.returncode == 2
+    assert "no referee address" in done.stderr
