@@ -187,9 +187,12 @@ class TournamentConfig:
     games: int = default("games")
     duplicate: bool = default("duplicate")
     partnerships: str = default("partnerships")
-    rules: RulesConfig = default("rules")
-    time_control: TimeControl = default("tc")
-    fault_policy: FaultPolicy = default("fault_policy")
+    rules: RulesConfig = dataclasses.field(
+        default_factory=lambda: default("rules"))
+    time_control: TimeControl = dataclasses.field(
+        default_factory=lambda: default("tc"))
+    fault_policy: FaultPolicy = dataclasses.field(
+        default_factory=lambda: default("fault_policy"))
     candidates: tuple[str, ...] = default("gauntlet.candidates")
     sprt: SprtSettings | None = None
     anchor: str | None = default("anchor")

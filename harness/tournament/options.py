@@ -266,19 +266,19 @@ def read_value(opt: Option, value: object, path: str | None = None) -> Any:
     """A value from a TOML file checked against ``opt`` and converted to the
     configuration's type. Errors name ``path`` (default: the option's key)."""
     key = path or opt.key
-    value = _check_kind(opt.kind, value, key)
-    if opt.minimum is not None and opt.kind == "strings" and len(value) < opt.minimum:
-        raise ConfigError(key, f"needs at least one entry; got {list(value)!r}")
-    if opt.minimum is not None and opt.kind == "int" and value < opt.minimum:
-        raise ConfigError(key, f"must be at least {opt.minimum}; got {value}")
+    checked: Any = _check_kind(opt.kind, value, key)
+    if opt.minimum is not None and opt.kind == "strings" and len(checked) < opt.minimum:
+        raise ConfigError(key, f"needs at least one entry; got {list(checked)!r}")
+    if opt.minimum is not None and opt.kind == "int" and checked < opt.minimum:
+        raise ConfigError(key, f"must be at least {opt.minimum}; got {checked}")
     if opt.convert is not None:
         try:
-            value = opt.convert(value)
+            checked = opt.convert(checked)
         except ConfigError as e:
             raise ConfigError(key, e.message) from None
-    if opt.choices and value not in opt.choices:
-        raise ConfigError(key, f"must be one of {', '.join(opt.choices)}; got {value!r}")
-    return value
+    if opt.choices and checked not in opt.choices:
+        raise ConfigError(key, f"must be one of {', '.join(opt.choices)}; got {checked!r}")
+    return checked
 
 
 def _kind_of(key: str) -> str:
