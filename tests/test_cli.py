@@ -259,3 +259,21 @@ def test_address_file_lets_a_script_start_the_remote_bots(tmp_path: Path) -> Non
             if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+# --------------------------------------------------------------------------- replay
+
+
+def test_an_ambiguous_replay_lists_the_full_references_and_they_work(tmp_path: Path) -> None:
+    path = bots_file(tmp_path, "games = 1\nduplicate = false\n")
+    for tournament in ("first", "second"):
+        result = cli("run", str(path), "--quiet", "--id", tournament)
+        assert result.returncode == 0, result.stderr
+    db = str(store_path(tmp_path / "out"))
+    ambiguous = cli("replay", "rr/0000/000", "--store", db)
+    assert ambiguous.returncode == 2
+    (line,) = error_lines(ambiguous)
+    assert "first/rr/0000/000" in line and "second/rr/0000/000" in line
+    for reference in ("first/rr/0000/000", "second/rr/0000/000"):
+        replay = cli("replay", reference, "--store", db)
+        assert replay.returncode == 0, replay.stderr

@@ -180,7 +180,7 @@ class TournamentConfig:
     name: str
     bots: tuple[BotEntry, ...]
     id: str = default("id")  # "" = slug(name)
-    output: Path = Path(default("output"))
+    output: Path = dataclasses.field(default_factory=lambda: default("output"))
     seed: int = default("seed")
     concurrency: int = dataclasses.field(default_factory=lambda: int(default("concurrency")))
     format: str = default("format")
@@ -433,7 +433,6 @@ def build_config(raw: RawConfig) -> TournamentConfig:
     check_keys(gauntlet, [o.leaf for o in _section("gauntlet")], "gauntlet.")
     candidates = _read_table(gauntlet, _section("gauntlet"), "gauntlet.")["candidates"]
     values["time_control"] = values.pop("tc")
-    values["output"] = Path(values["output"]).expanduser()
     return TournamentConfig(
         **values,
         rules=_parse_rules(data.get("rules", {})),

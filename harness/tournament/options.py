@@ -20,6 +20,7 @@ import os
 import tomllib
 import typing
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
@@ -105,6 +106,10 @@ def _format(value: str) -> str:
     return value.strip().lower().replace("_", "-")
 
 
+def _folder(value: str) -> Path:
+    return Path(value).expanduser()
+
+
 def _sprt_default(field: str) -> Any:
     return next(f.default for f in dataclasses.fields(Sprt) if f.name == field)
 
@@ -114,7 +119,8 @@ OPTIONS: tuple[Option, ...] = (
            required="the tournament needs a name", stored=FORMATS),
     Option("id", "str", "the tournament's key in the results store", "",
            shown_default="slug of name", stored=FORMATS, flag_in=("run", "sprt")),
-    Option("output", "str", "results folder, relative to the current directory", "results",
+    Option("output", "str", "results folder, relative to the current directory",
+           Path("results"), shown_default='"results"', convert=_folder,
            flag_in=("run", "sprt")),
     Option("seed", "int", "derives every deal; the same seed gives the same deals", 1,
            stored=FORMATS, flag_in=("run", "sprt")),
@@ -360,14 +366,12 @@ def check_keys(table: Mapping[str, Any], allowed: Sequence[str], prefix: str) ->
 
 def options_table() -> str:
     """The Markdown table of every key, as the README shows it."""
-    lines = ["| key | type | default | what |", "|---|---|---|---|"]
-    for opt in OPTIONS:
-        if opt.kind == "section":
-            continue
-        lines.append(f"| `{opt.key}` | {_KIND_DOCS[opt.kind]} | {opt.docs_default()} | "
-                     f"{opt.help} |")
-    for opt in BOT_OPTIONS:
-        lines.append(f"| `bot.{opt.key}` | {_KIND_DOCS[opt.kind]} | {opt.docs_default()} | "
+    lines = ["| key | type | default | flag | what |", "|---|---|---|---|---|"]
+    rows = [(o.key, o) for o in OPTIONS if o.kind != "section"]
+    rows += [(f"bot.{o.key}", o) for o in BOT_OPTIONS]
+    for key, opt in rows:
+        flag = f"`{opt.flag}` ({', '.join(opt.flag_in)})" if opt.flag_in else ""
+        lines.append(f"| `{key}` | {_KIND_DOCS[opt.kind]} | {opt.docs_default()} | {flag} | "
                      f"{opt.help} |")
     return "\n".join(lines)
 
