@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -25,7 +26,7 @@ from harness.tournament.config import (
     load_config,
     slug,
 )
-from harness.tournament.options import FORMATS, OPTIONS, REQUIRED
+from harness.tournament.options import BOT_OPTIONS, FORMATS, OPTIONS, REQUIRED
 from harness.tournament.schedule import Gauntlet, RoundRobin, SprtMatch
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "tournament.toml"
@@ -419,3 +420,17 @@ def test_bots_from_files_and_from_match_pass_the_same_checks() -> None:
     with pytest.raises(ConfigError) as err:
         Entrant("a")
     assert err.value.option == "command"
+
+
+def test_the_example_file_shows_every_key() -> None:
+    text = EXAMPLE.read_text()
+    for opt in OPTIONS:
+        section, _, leaf = opt.key.rpartition(".")
+        if section:
+            assert f"[{section}]" in text, opt.key
+        if opt.kind == "section":
+            assert re.search(rf"^\[\[?{leaf}\]?\]", text, re.MULTILINE), opt.key
+        else:
+            assert re.search(rf"^(# )?{leaf} +=", text, re.MULTILINE), opt.key
+    for opt in BOT_OPTIONS:
+        assert re.search(rf"^(# )?{opt.key} +=", text, re.MULTILINE), f"bot.{opt.key}"
