@@ -177,14 +177,23 @@ def test_a_port_in_use_is_one_clean_line(command: str, busy_port: int,
     assert "add_port" not in result.stderr
 
 
-def test_an_output_folder_that_cannot_be_written_is_one_clean_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("command", "flag"), [("run", "--output"), ("match", "--log-dir"),
+                                             ("serve", "--log-dir"), ("serve", "--output")])
+def test_a_folder_that_cannot_be_written_is_one_clean_line(command: str, flag: str,
+                                                            tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    result = cli("run", "--output", str(blocker / "out"), "--quiet", "--games", "1")
+    extra = {"run": ["--quiet", "--games", "1"], "serve": ["--port", "0"],
+             "match": ["--bot", "a={python} -m sample_bots.random_bot", "--form", "two-handed",
+                       "--bot", "b={python} -m sample_bots.random_bot"]}[command]
+    if (command, flag) == ("serve", "--output"):
+        extra += ["--log-dir", str(tmp_path / "logs")]
+    result = cli(command, flag, str(blocker / "out"), *extra)
     assert result.returncode == 2
-    lines = [ln for ln in error_lines(result) if not ln.startswith("tournament ")]
+    lines = [ln for ln in error_lines(result) if not ln.startswith(("tournament ", "note:"))]
     assert len(lines) == 1, result.stderr
-    assert lines[0].startswith(f"euchre-harness: error: output: cannot write to the folder "
+    option = "output" if command == "run" else flag
+    assert lines[0].startswith(f"euchre-harness: error: {option}: cannot write to the folder "
                                f"{blocker / 'out'}: ")
     assert "[Errno" not in result.stderr and "Traceback" not in result.stderr
 

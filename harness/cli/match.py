@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.cli.common import check_listen, port_number, split_assignment
+from harness.cli.common import check_listen, port_number, split_assignment, writable_folder
 from harness.errors import ConfigError, HarnessError
 from harness.referee.arena import Arena
 from harness.referee.outcome import FaultPolicy, GameResult, TimeControl
@@ -105,6 +105,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     if args.games < 1:
         raise ConfigError("--games", f"must be at least 1; got {args.games}")
     check_listen(args.host, args.port)
+    writable_folder(Path(args.log_dir), "--log-dir")
     return asyncio.run(_match(args))
 
 

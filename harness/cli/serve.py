@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.cli.common import check_listen, port_number
+from harness.cli.common import check_listen, port_number, writable_folder
 from harness.referee.arena import Arena
 
 
@@ -39,6 +39,8 @@ def register(sub: Any) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     check_listen(args.host, args.port)
+    writable_folder(Path(args.log_dir), "--log-dir")
+    writable_folder(Path(args.output), "--output")
     return asyncio.run(_serve(args))
 
 
