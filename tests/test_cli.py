@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import build_parser
-from harness.cli.tournament import load
+from harness.cli._tournament import load
 from harness.store import ResultsStore
 from harness.tournament.runner import store_path
 

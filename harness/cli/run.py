@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from harness.cli.tournament import add_tournament_flags, load, play
+from harness.cli._tournament import add_tournament_flags, load, play
 
 
 def register(sub: Any) -> None:
