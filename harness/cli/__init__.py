@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -48,6 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HarnessError as e:
         print(f"euchre-harness: error: {e}", file=sys.stderr)
         code = 2
+    except BrokenPipeError:  # the reader went away (`| head`): nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 1
     except OSError as e:  # an output or log folder that cannot be written, ...
         print(f"euchre-harness: error: {os_error_line(e)}", file=sys.stderr)
         code = 2

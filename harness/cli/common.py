@@ -53,8 +53,8 @@ def check_listen(host: str, port: int) -> None:
 
 def os_error_line(e: OSError) -> str:
     """An OSError as one line for a user: what failed and on which file."""
-    where = f" {e.filename}" if e.filename else ""
-    return f"cannot use{where}: {(e.strerror or str(e)).lower()}"
+    why = (e.strerror or str(e)).lower()
+    return f"cannot use {e.filename}: {why}" if e.filename else why
 
 
 def writable_folder(path: Path, option: str) -> None:
