@@ -1,56 +1,19 @@
 """The tournament configuration: a TOML file, command-line overrides, and the built-in
 sample-bots tournament.
 
-Layout (``examples/tournament.toml`` shows every key)::
+Every key, with its type, default, help text and checks, is declared once in
+:mod:`harness.tournament.options` (the README's key table is generated from it);
+``examples/tournament.toml`` shows a complete file. The top level holds the tournament's
+settings (``name``, ``format``, ``games``, ``tc``, ...), ``[rules]`` the rules (every
+option of :class:`~harness.rules.config.RulesConfig`), each ``[[bot]]`` one bot (a local
+``command`` or remote ``tokens``), and ``[gauntlet]`` / ``[sprt]`` the settings of those
+formats.
 
-    name = "my-tournament"        # id defaults to its slug ("my-tournament")
-    id = "my-tournament"          # the tournament's key in the results store
-    output = "results"            # results folder, relative to the current directory
-    seed = 1                      # derives every deal seed
-    concurrency = 4               # games at once (default: number of cores)
-    format = "round-robin"        # or "gauntlet" or "sprt"
-    games = 4                     # deal sets per pairing (round-robin and gauntlet)
-    duplicate = true              # replay every deal set with the seats rotated
-    partnerships = "same"         # four-handed: "same" (a bot partners itself) or "mixed"
-    tc = "1.0+10"                 # seconds per decision + bank per game
-    fault_policy = "forfeit"      # or "strikes" / "strikes:N"
-    anchor = "random"             # fix this bot's rating in reports (optional)
-    anchor_rating = 0.0
-
-    [rules]                       # every option of harness.rules.config.RulesConfig
-    form = "four-handed"
-    deck = 24                     # or "24"
-
-    [[bot]]
-    name = "random"
-    command = "{python} -m sample_bots.random_bot"   # a string (shell-split) or a list
-    cwd = "bots"                  # optional; relative to the config file's folder
-    env = { SEED = "1" }          # optional
-    cpu_seconds = 600             # optional limits
-    memory_mb = 1024
-
-    [[bot]]
-    name = "remote-bot"
-    tokens = ["t1", "t2"]         # a remote bot: one token per seat instance
-
-    [gauntlet]
-    candidates = ["random"]       # each candidate plays the other bots (the field)
-
-    [sprt]
-    candidate = "heuristic"
-    baseline = "random"
-    elo0 = 0.0
-    elo1 = 10.0
-    alpha = 0.05
-    beta = 0.05
-    max_pairs = 2000
-
-Every key, with its type, default and checks, is declared once in
-:mod:`harness.tournament.options`. ``{python}`` in a command expands to
-:data:`sys.executable`. Overrides are dotted keys with text values (``games=10``,
+``{python}`` in a command expands to :data:`sys.executable`; a relative ``cwd`` is
+relative to the file's folder. Overrides are dotted keys with text values (``games=10``,
 ``rules.form=cutthroat``, ``sprt.elo1=20``, ``gauntlet.candidates=a,b``, ``anchor=`` for
-none), read as :func:`~harness.tournament.options.parse_text` says. Every
-error is a :class:`~harness.errors.ConfigError` whose ``option`` is the key path, such as
+none), read as :func:`~harness.tournament.options.parse_text` says. Every error is a
+:class:`~harness.errors.ConfigError` whose ``option`` is the key path, such as
 ``bot[1].comand`` (bots are counted from 0) or ``rules.target``; a file that is not valid
 TOML is named by its path, with the line and column in the message.
 """
