@@ -79,7 +79,7 @@ class Option:
     @property
     def flag(self) -> str:
         """``--max-pairs`` for ``sprt.max_pairs``."""
-        return "--" + self.key.rpartition(".")[2].replace("_", "-")
+        return "--" + self.leaf.replace("_", "-")
 
     @property
     def leaf(self) -> str:
@@ -232,9 +232,7 @@ def want_table(value: object, key: str) -> dict[str, Any]:
 
 
 def _check_kind(kind: str, value: object, key: str) -> Any:
-    if kind == "str":
-        return _want_str(value, key)
-    if kind == "name":
+    if kind in ("str", "name"):
         return _want_str(value, key)
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
