@@ -8,7 +8,7 @@ marked, then the legal choices, numbered. A wrong answer is explained and asked 
 never reaches the referee, so a person cannot forfeit by a typo. ``q`` leaves the game
 (:class:`HumanQuit`).
 
-``euchre-harness play`` (:mod:`harness.cli_play`) seats it against bots.
+``euchre-harness play`` (:mod:`harness.cli.play`) seats it against bots.
 """
 
 from __future__ import annotations

@@ -402,6 +402,15 @@ class ResultsStore:
             if cursor.rowcount == 0:
                 raise StoreError(f"unknown tournament {tournament_id!r} in {self.path}")
 
+    def delete_tournament(self, tournament_id: str) -> int:
+        """Delete a tournament with its games and their faults; returns how many games."""
+        with self._writing() as conn:
+            deleted = conn.execute(
+                "DELETE FROM games WHERE tournament_id = ?", (tournament_id,)
+            ).rowcount
+            conn.execute("DELETE FROM tournaments WHERE id = ?", (tournament_id,))
+        return int(deleted)
+
     def tournament_ids(self) -> list[str]:
         """Every tournament id, oldest first."""
         with self._reading() as conn:

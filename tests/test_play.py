@@ -18,7 +18,7 @@ import pexpect
 import pytest
 
 from harness._generated.euchre.v1 import referee_pb2 as rpb
-from harness.cli_play import NO_CLOCK, clock, seat_plan
+from harness.cli.play import NO_CLOCK, clock, seat_plan
 from harness.errors import HarnessError
 from harness.human import HumanBot, HumanQuit, Table, numbered, parse_choice, sorted_hand
 from harness.referee.pool import Entrant

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -11,16 +13,20 @@ import pytest
 
 from harness.errors import ConfigError
 from harness.referee.outcome import FaultPolicy, PolicyKind, TimeControl
+from harness.referee.pool import Entrant
+from harness.referee.process import BotCommand
 from harness.rules.cards import DeckKind
 from harness.rules.config import Form, LonerLead
 from harness.tournament.config import (
     DEFAULT_SAMPLE_GAMES,
     BotEntry,
+    SprtSettings,
     TournamentConfig,
     default_config,
     load_config,
     slug,
 )
+from harness.tournament.options import BOT_OPTIONS, FORMATS, OPTIONS, REQUIRED
 from harness.tournament.schedule import Gauntlet, RoundRobin, SprtMatch
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "tournament.toml"
@@ -353,3 +359,78 @@ def test_mixed_partnerships_config(tmp_path: Path) -> None:
     assert isinstance(fmt, RoundRobin) and fmt.partnerships == "mixed"
     assert fmt.total() == 15 * 2 * 2
     assert all(len(side) == 2 for g in fmt.games() for side in g.sides)
+
+
+# --------------------------------------------------------------------------- the schema
+
+
+def test_overrides_accept_toml_text_as_well_as_plain_text(tmp_path: Path) -> None:
+    cfg = load_text(tmp_path, BASE + BOT_C, **{
+        "rules.form": '"two-handed"', "name": '"Quoted Cup"', "games": "7",
+        "gauntlet.candidates": '["a", "c"]', "format": "gauntlet",
+        "rules.stick_the_dealer": "true"})
+    assert cfg.rules.form is Form.TWO_HANDED and cfg.name == "Quoted Cup"
+    assert cfg.games == 7 and cfg.candidates == ("a", "c")
+    assert cfg.rules.stick_the_dealer is True
+    plain = load_text(tmp_path, BASE, **{"rules.form": "two-handed", "name": "2025"})
+    assert plain.rules.form is Form.TWO_HANDED and plain.name == "2025"
+
+
+def test_every_default_is_the_schemas(tmp_path: Path) -> None:
+    cfg = load_text(tmp_path, BASE + '[sprt]\ncandidate = "a"\nbaseline = "b"\n')
+    for opt in OPTIONS:
+        if opt.default is REQUIRED or opt.key in ("bot", "id"):
+            continue
+        assert cfg.value(opt) == opt.default_value(), opt.key
+    assert cfg.id == "t"
+    direct = TournamentConfig(name="t", bots=cfg.bots)  # the dataclass has the same defaults
+    assert direct == dataclasses.replace(cfg, sprt=None)
+    assert SprtSettings("a", "b") == cfg.sprt
+
+
+def test_to_dict_keeps_the_keys_the_schema_stores_for_the_format(tmp_path: Path) -> None:
+    text = BASE + BOT_C + '[gauntlet]\ncandidates = ["a"]\n[sprt]\ncandidate = "a"\n' \
+                          'baseline = "b"\n'
+    for fmt in FORMATS:
+        data = load_text(tmp_path, text, format=fmt).to_dict()
+        expected = {(o.stored_as or o.key).partition(".")[0] for o in OPTIONS
+                    if fmt in o.stored}
+        assert set(data) == expected | {"schedule_version"}, fmt
+
+
+def test_an_sprt_anchor_must_be_one_of_the_two_bots(tmp_path: Path) -> None:
+    text = 'format = "sprt"\n' + BASE + BOT_C + '[sprt]\ncandidate = "a"\nbaseline = "b"\n'
+    assert load_text(tmp_path, text, anchor="b").anchor == "b"
+    with pytest.raises(ConfigError) as err:
+        load_text(tmp_path, text, anchor="c")
+    assert err.value.option == "anchor" and "'a' and 'b'" in err.value.message
+
+
+def test_bots_from_files_and_from_match_pass_the_same_checks() -> None:
+    for bad in ("", " a", "a\tb"):
+        with pytest.raises(ConfigError) as err:
+            Entrant(bad, BotCommand(("x",)))
+        assert err.value.option == "name"
+        with pytest.raises(ConfigError) as err:
+            BotEntry(bad, ("x",))
+        assert err.value.option == "name"
+    with pytest.raises(ConfigError) as err:
+        Entrant("a", BotCommand(("x",)), ("token",))
+    assert err.value.option == "tokens"
+    with pytest.raises(ConfigError) as err:
+        Entrant("a")
+    assert err.value.option == "command"
+
+
+def test_the_example_file_shows_every_key() -> None:
+    text = EXAMPLE.read_text()
+    for opt in OPTIONS:
+        section, _, leaf = opt.key.rpartition(".")
+        if section:
+            assert f"[{section}]" in text, opt.key
+        if opt.kind == "section":
+            assert re.search(rf"^\[\[?{leaf}\]?\]", text, re.MULTILINE), opt.key
+        else:
+            assert re.search(rf"^(# )?{leaf} +=", text, re.MULTILINE), opt.key
+    for opt in BOT_OPTIONS:
+        assert re.search(rf"^(# )?{opt.key} +=", text, re.MULTILINE), f"bot.{opt.key}"

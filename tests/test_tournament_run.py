@@ -59,6 +59,7 @@ command = "{{python}} -m sample_bots.heuristic_bot"
     return path
 
 
+@pytest.mark.slow
 def test_default_tournament_ranks_heuristic_above_random_with_separate_intervals(
         tmp_path: Path) -> None:
     config = load_config(None, {"output": str(tmp_path)})
@@ -76,6 +77,18 @@ def test_default_tournament_ranks_heuristic_above_random_with_separate_intervals
     assert lo_h > hi_r, (ratings.elo, ratings.ci95)
     report = tournament_report(config)
     assert "heuristic" in report and "random" in report
+    for name in ("report.md", "summary.json", "games.jsonl"):
+        assert (tmp_path / name).stat().st_size > 0
+
+
+def test_a_small_default_tournament_from_the_command_line_writes_every_output(
+        tmp_path: Path) -> None:
+    """The fast counterpart of the full default tournament above (marked slow)."""
+    result = cli("run", "--games", "2", "--output", str(tmp_path), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "heuristic" in result.stdout and "random" in result.stdout
+    with ResultsStore(store_path(tmp_path)) as store:
+        assert len(list(store.games(default_config().id))) == 4
     for name in ("report.md", "summary.json", "games.jsonl"):
         assert (tmp_path / name).stat().st_size > 0
 

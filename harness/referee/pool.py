@@ -19,6 +19,24 @@ from harness.rules.config import RulesConfig
 log = logging.getLogger("euchre.pool")
 
 
+def check_entrant(name: object, command: object | None, tokens: Sequence[str]) -> None:
+    """The checks every bot passes, wherever it is declared: a printable name without
+    surrounding spaces, and either a non-empty command (local) or tokens (remote).
+    Raises ConfigError naming ``name``, ``command`` or ``tokens``."""
+    if not isinstance(name, str) or not name.strip() or name != name.strip() \
+            or not name.isprintable():
+        raise ConfigError("name", f"a bot name is a non-empty printable string without "
+                                  f"surrounding spaces; got {name!r}")
+    if command is not None and not command:
+        raise ConfigError("command", f"{name}: the command line is empty")
+    if command is not None and tokens:
+        raise ConfigError("tokens", f"{name}: give either command (a local bot) or tokens "
+                                    f"(a remote bot), not both")
+    if command is None and not tokens:
+        raise ConfigError("command", f"{name}: a bot needs a command (local) or tokens "
+                                     f"(remote)")
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Entrant:
     """A bot taking part: local (``command``) or remote (connects with ``tokens``)."""
@@ -28,10 +46,7 @@ class Entrant:
     tokens: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if not self.name or any(c in self.name for c in "\n\t"):
-            raise ConfigError("name", f"bad entrant name {self.name!r}")
-        if self.command is None and not self.tokens:
-            raise ConfigError(self.name, "a bot needs a command (local) or tokens (remote)")
+        check_entrant(self.name, self.command, self.tokens)
 
     @property
     def remote(self) -> bool:

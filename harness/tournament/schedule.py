@@ -399,7 +399,8 @@ class SprtMatch(TournamentFormat):
     prefix = "sprt"
 
     def __init__(self, candidate: str, baseline: str, form: Form | str, *, elo0: float,
-                 elo1: float, alpha: float = 0.05, beta: float = 0.05, max_pairs: int,
+                 elo1: float, alpha: float = Sprt.alpha, beta: float = Sprt.beta,
+                 max_pairs: int,
                  duplicate: bool = True, seed: int = 1) -> None:
         f = _form(form)
         if f is Form.CUTTHROAT:

@@ -22,7 +22,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from harness.cli import parse_bot, parse_rules
+from harness.cli.match import parse_bot, parse_rules
 from harness.errors import HarnessError
 from harness.human import HumanBot, HumanQuit
 from harness.referee.arena import Arena

@@ -1,0 +1,170 @@
+"""What ``run`` and ``sprt`` share: their flags (read from the configuration schema), the
+configuration they load, the check of a stored tournament, and the run itself with its
+progress line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from harness.cli.common import (
+    check_listen,
+    port_number,
+    split_assignment,
+    writable_folder,
+    write_address_file,
+)
+from harness.errors import HarnessError
+from harness.progress import Progress
+from harness.store import ResultsStore
+from harness.tournament.config import (
+    RawConfig,
+    TournamentConfig,
+    apply_overrides,
+    build_config,
+    read_config,
+)
+from harness.tournament.options import OPTIONS, REQUIRED
+from harness.tournament.outputs import tournament_report
+from harness.tournament.runner import RunState, TournamentRunner, store_path
+
+
+def add_tournament_flags(p: argparse.ArgumentParser, command: str) -> None:
+    """The flags of ``run`` and ``sprt``. A configuration flag left out keeps the file's
+    value (its default is "not given"); one that is given wins over ``--set``."""
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a configuration key, e.g. --set rules.form=cutthroat "
+                        "(repeatable; the value is TOML or plain text)")
+    for opt in OPTIONS:
+        if command in opt.flag_in:
+            shown = "" if opt.default is REQUIRED else f"; default {opt.docs_default()}"
+            p.add_argument(opt.flag, dest=_dest(opt.key), default=None,
+                           metavar=opt.leaf.upper(),
+                           help=f"{opt.help} (the file's {opt.key}{shown})")
+    p.add_argument("--fresh", action="store_true",
+                   help="delete the stored games of this tournament id and start again")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="where the referee listens (remote bots dial it; default loopback)")
+    p.add_argument("--port", type=port_number, default=0,
+                   help="the referee's port (default 0: any free port)")
+    p.add_argument("--address-file", type=Path, metavar="PATH",
+                   help="write the referee's address as JSON to PATH once it listens, for "
+                        "scripts that start remote bots")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.add_argument("--markdown", action="store_true", help="print the report as Markdown")
+
+
+def _dest(key: str) -> str:
+    return "opt_" + key.replace(".", "__")
+
+
+def overrides(args: argparse.Namespace) -> dict[str, str]:
+    """``--set`` items, then the configuration flags that were given."""
+    out = dict(split_assignment(item, "--set") for item in args.set)
+    for opt in OPTIONS:
+        value = getattr(args, _dest(opt.key), None)
+        if value is not None:
+            out[opt.key] = value
+    return out
+
+
+def load(args: argparse.Namespace,
+         adjust: Callable[[RawConfig, dict[str, str]], None] | None = None) -> TournamentConfig:
+    """The configuration of ``args.config`` (none: the sample bots) with the overrides;
+    ``adjust`` may change the document once the overrides are in."""
+    raw = read_config(args.config)
+    given = overrides(args)
+    apply_overrides(raw.data, given)
+    if adjust is not None:
+        adjust(raw, given)
+    return build_config(raw)
+
+
+def check_stored(config: TournamentConfig, fresh: bool) -> None:
+    """Before a run: with ``fresh``, delete the stored tournament of this id; otherwise
+    refuse, naming the fixes, a stored tournament whose settings differ (other than by
+    ``games``, which the runner extends or refuses itself)."""
+    path = store_path(config.output)
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    with ResultsStore(path) as store:
+        if config.id not in store.tournament_ids():
+            return
+        if fresh:
+            deleted = store.delete_tournament(config.id)
+            print(f"--fresh: deleted tournament {config.id!r} ({deleted} stored games)",
+                  file=sys.stderr)
+            return
+        stored = store.tournament_config(config.id)
+    new = json.loads(json.dumps(config.to_dict()))
+    changed = sorted(k for k in stored.keys() | new.keys() if stored.get(k) != new.get(k))
+    if changed and changed != ["games"]:
+        raise HarnessError(
+            f"tournament {config.id!r} is already stored in {path} with other settings "
+            f"(differs in: {', '.join(changed)}). To start a new tournament beside it, "
+            f"give it another id (--id NEW-ID); to delete its stored games and start "
+            f"again, add --fresh; to resume it, run it with its original settings")
+
+
+def run_tournament(config: TournamentConfig, *, quiet: bool = False,
+                   host: str = "127.0.0.1", port: int = 0,
+                   address_file: Path | None = None) -> RunState:
+    """Run to completion with a progress line on stderr; Ctrl-C / SIGTERM stop cleanly
+    (finished games are kept; running ones are played again on resume)."""
+    check_listen(host, port)
+    writable_folder(config.output, "output")
+    progress = Progress(config.make_format().total(), enabled=not quiet)
+
+    def report(state: RunState) -> None:
+        progress.done = state.done
+        progress.advance(0, state.status)
+
+    def listening(address: str) -> None:
+        print(f"referee on {address}", file=sys.stderr)
+        if address_file is not None:
+            write_address_file(address_file, address)
+
+    async def main() -> RunState:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        def first_signal() -> None:
+            # The first Ctrl-C lets running games finish (they are stored); the second
+            # stops at once (running games are played again on resume).
+            stop.set()
+            loop.remove_signal_handler(signal.SIGINT)
+            print("\nstopping: finishing the games in progress (Ctrl-C again to stop now)",
+                  file=sys.stderr)
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, first_signal)
+        runner = TournamentRunner(config, on_progress=report, stop=stop, host=host, port=port,
+                                  on_listen=listening)
+        try:
+            return await runner.run()
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+    print(f"tournament {config.id!r}: {config.format}, {config.rules.form.value}, "
+          f"deck {config.rules.deck.value}, bots {', '.join(b.name for b in config.bots)}; "
+          f"results in {config.output}/", file=sys.stderr)
+    state = asyncio.run(main())
+    progress.close()
+    if not state.finished:
+        print("stopped before the end: run the same command again to resume", file=sys.stderr)
+    return state
+
+
+def play(config: TournamentConfig, args: argparse.Namespace) -> int:
+    """Check the store, run the tournament, print its report; 0 if it finished."""
+    check_stored(config, args.fresh)
+    state = run_tournament(config, quiet=args.quiet, host=args.host, port=args.port,
+                           address_file=args.address_file)
+    print(tournament_report(config, markdown=args.markdown))
+    return 0 if state.finished else 1

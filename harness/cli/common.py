@@ -1,0 +1,87 @@
+"""What several commands share: the one KEY=VALUE parser (``--set``, ``--rule``, ``--bot``),
+flag types, the listening-address check, and clean one-line errors."""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import json
+import os
+import socket
+from pathlib import Path
+
+from harness.errors import HarnessError
+
+
+def split_assignment(text: str, flag: str, *, what: str = "KEY=VALUE") -> tuple[str, str]:
+    """``KEY=VALUE`` as ``(KEY, VALUE)``, both stripped; the key must not be empty."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise HarnessError(f"{flag} takes {what}; got {text!r}")
+    return key.strip(), value.strip()
+
+
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free port) to 65535."""
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0..65535; got {value}")
+    return value
+
+
+def check_listen(host: str, port: int) -> None:
+    """Raise one clean HarnessError if ``host:port`` cannot be listened on (the port is in
+    use, or the host is not an address of this machine), before gRPC tries and logs its
+    own low-level error. Port 0 checks the host only."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
+    except socket.gaierror as e:
+        raise HarnessError(f"cannot listen on {host}:{port}: unknown host ({e.strerror})") \
+            from None
+    for family, kind, proto, _, address in infos:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as e:
+                why = {errno.EADDRINUSE: "the port is in use",
+                       errno.EADDRNOTAVAIL: "not an address of this machine",
+                       errno.EACCES: "permission denied"}.get(e.errno or 0, e.strerror)
+                raise HarnessError(f"cannot listen on {host}:{port}: {why}") from None
+
+
+def os_error_line(e: OSError) -> str:
+    """An OSError as one line for a user: what failed and on which file."""
+    why = (e.strerror or str(e)).lower()
+    return f"cannot use {e.filename}: {why}" if e.filename else why
+
+
+def writable_folder(path: Path, option: str) -> None:
+    """Create ``path`` if needed and make sure files can be written in it."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".euchre-harness-write-check-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        raise HarnessError(f"{option}: cannot write to the folder {path}: "
+                           f"{(e.strerror or str(e)).lower()}") from None
+
+
+def write_address_file(path: Path, address: str) -> None:
+    """Write the referee's address as JSON (``{"address": "HOST:PORT", "host": ...,
+    "port": ...}``), atomically, so a script polling for the file never reads half."""
+    host, _, port = address.rpartition(":")
+    text = json.dumps({"address": address, "host": host.strip("[]"), "port": int(port)})
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text + "\n")
+    tmp.replace(path)
+
+
+def existing_store(text: str) -> Path:
+    """A results store that exists (reading commands never create one)."""
+    path = Path(text)
+    if not path.is_file() or path.stat().st_size == 0:
+        raise HarnessError(f"no results store at {path}")
+    return path

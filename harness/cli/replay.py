@@ -1,0 +1,36 @@
+"""``euchre-harness replay GAME``: a stored game, hand by hand."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from harness.cli.common import existing_store
+from harness.errors import HarnessError
+from harness.store import ResultsStore
+from harness.tournament.runner import store_path
+
+
+def register(sub: Any) -> None:
+    default = store_path(Path("results"))
+    p = sub.add_parser("replay", help="show a stored game hand by hand",
+                       description="Show a stored game hand by hand. A game is named by "
+                                   "TOURNAMENT/KEY (e.g. sample-bots/rr/0000/000/t0), by its "
+                                   "key alone when only one tournament has it, or by row id.")
+    p.add_argument("game", help="TOURNAMENT/KEY, a game key (e.g. rr/0000/000/t0), or a row id")
+    p.add_argument("--store", default=str(default),
+                   help=f"the results store (default {default})")
+    p.set_defaults(handler=cmd_replay)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from harness.results.replay import render_game
+
+    path = existing_store(args.store)
+    with ResultsStore(path) as store:
+        row = store.find_game(args.game)
+    if row is None:
+        raise HarnessError(f"no game {args.game!r} in {path}")
+    print(render_game(row))
+    return 0

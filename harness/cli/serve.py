@@ -1,0 +1,73 @@
+"""``euchre-harness serve``: a long-running referee for remote bots and operator calls."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.cli.common import check_listen, port_number, writable_folder
+from harness.referee.arena import Arena
+
+
+def register(sub: Any) -> None:
+    s = sub.add_parser("serve", help="run a referee for remote bots and operator calls",
+                       description="Run a referee that stays up: remote bots connect with "
+                                   "their tokens, and operators list bots and start, watch "
+                                   "and cancel tournaments over gRPC. SIGINT or SIGTERM shut "
+                                   "it down gracefully.")
+    s.add_argument("--host", default="127.0.0.1",
+                   help="where the referee listens (default loopback)")
+    s.add_argument("--port", type=port_number, default=50051,
+                   help="the referee's port (default 50051)")
+    s.add_argument("--log-dir", default="results/logs",
+                   help="bot stdout/stderr logs (default results/logs)")
+    s.add_argument("--output", default="results",
+                   help="where tournaments store results (default results)")
+    s.add_argument("--operator-token", default=None,
+                   help="token operators must present (metadata 'authorization: Bearer "
+                        "TOKEN'); without one, operator calls are accepted from this "
+                        "machine only. Also EUCHRE_OPERATOR_TOKEN")
+    s.add_argument("--grace", type=float, default=5.0,
+                   help="seconds running games get to finish on shutdown (default 5)")
+    s.set_defaults(handler=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    check_listen(args.host, args.port)
+    writable_folder(Path(args.log_dir), "--log-dir")
+    writable_folder(Path(args.output), "--output")
+    return asyncio.run(_serve(args))
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    """Serve until SIGINT or SIGTERM, then shut down gracefully: health turns
+    NOT_SERVING, new bots are refused, running games get the grace period to finish and
+    are then interrupted, connected bots are told, and bot processes are stopped."""
+    from harness.tournament.service import TournamentService
+
+    token = args.operator_token or os.environ.get("EUCHRE_OPERATOR_TOKEN") or None
+    if token is None and args.host not in ("127.0.0.1", "localhost", "::1"):
+        print("note: no operator token; operator calls are accepted from this machine only "
+              "(set --operator-token or EUCHRE_OPERATOR_TOKEN to allow others)",
+              file=sys.stderr)
+    arena = Arena(log_dir=Path(args.log_dir), host=args.host, port=args.port,
+                  shutdown_grace=args.grace)
+    arena.server.operator_token = token
+    await arena.server.start()
+    arena.server.tournaments = TournamentService(arena, Path(args.output))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    print(f"referee listening on {arena.server.address} (Ctrl-C to stop)", file=sys.stderr)
+    try:
+        await stop.wait()
+        print("shutting down", file=sys.stderr)
+    finally:
+        await arena.close()
+    return 0

@@ -1,0 +1,84 @@
+"""The README says what the code does: the key table is the schema's, and its commands work
+when followed in order on a fresh clone."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+from harness.cli import build_parser
+from harness.tournament.config import default_config
+from harness.tournament.options import options_table
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+START = "<!-- options-table:"
+END = "<!-- end of options-table -->"
+
+
+def commands() -> list[str]:
+    """Every shell line of the README's indented code blocks, in order (continuations
+    joined)."""
+    lines: list[str] = []
+    pending = ""
+    for raw in README.splitlines():
+        if not raw.startswith("    ") or raw.strip().startswith(("#", "```")):
+            continue
+        text = pending + raw.strip()
+        if text.endswith("\\"):
+            pending = text[:-1] + " "
+            continue
+        pending = ""
+        lines.append(text)
+    return lines
+
+
+def test_readme_key_table_is_the_one_the_schema_generates() -> None:
+    start = README.index(START)
+    table = README[README.index("\n", start) + 1: README.index(END)].strip()
+    assert table == options_table(), (
+        "regenerate it: python -c 'from harness.tournament.options import options_table; "
+        "print(options_table())'")
+
+
+def test_readme_activates_the_venv_before_the_first_euchre_harness_command() -> None:
+    lines = commands()
+    activate = next(i for i, line in enumerate(lines) if line == ". .venv/bin/activate")
+    first_use = next(i for i, line in enumerate(lines) if line.startswith("euchre-harness"))
+    install = next(i for i, line in enumerate(lines) if "pip install" in line)
+    assert install < activate < first_use
+    assert not any(".venv/bin/euchre-harness" in line for line in lines[:activate]
+                   if "pip install" in line)
+
+
+def test_readme_node_bot_is_installed_before_it_is_used() -> None:
+    lines = commands()
+    install = next(i for i, line in enumerate(lines) if line.startswith("npm ci"))
+    first_use = next(i for i, line in enumerate(lines)
+                     if line.startswith("euchre-harness") and "random_bot.js" in line)
+    assert install < first_use
+
+
+def test_readme_commands_parse_with_the_real_command_line() -> None:
+    parser = build_parser()
+    used = [line for line in commands() if line.startswith("euchre-harness ")]
+    assert len(used) >= 6
+    for line in used:
+        words = shlex.split(line.split("  #")[0])[1:]
+        parser.parse_args(words)  # exits (fails the test) on an unknown flag
+
+
+def test_readme_replay_example_names_a_game_of_the_quick_start_tournament() -> None:
+    replays = [line for line in commands() if line.startswith("euchre-harness replay ")]
+    assert replays
+    first_key = next(iter(default_config().make_format().games())).key
+    for line in replays:
+        reference = shlex.split(line.split("  #")[0])[2]
+        assert reference == f"{default_config().id}/{first_key}", line
+
+
+def test_readme_documents_the_address_file_and_tokens() -> None:
+    assert "--address-file PATH" in README and "referee on HOST:PORT" in README
+    assert re.search(r"seats-per-game x `concurrency` tokens", README)
+    assert "Local bots run in the folder `euchre-harness` was started from" in README
