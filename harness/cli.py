@@ -129,6 +129,8 @@ async def _serve(args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     print(f"referee listening on {arena.server.address} (Ctrl-C to stop)", file=sys.stderr)
+    print(f"tournaments go to {Path(args.output) / '<id>'}/ (results.sqlite, report.md, "
+          f"summary.json, games.jsonl, logs/)", file=sys.stderr, flush=True)
     try:
         await stop.wait()
         print("shutting down", file=sys.stderr)
@@ -171,7 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=port_number, default=50051)
     s.add_argument("--log-dir", default="results/logs")
-    s.add_argument("--output", default="results", help="where tournaments store results")
+    s.add_argument("--output", default="results",
+                   help="results folder: each tournament gets OUTPUT/<id>/ (default: results)")
     s.add_argument("--operator-token", default=None,
                    help="token operators must present (metadata 'authorization: Bearer "
                         "TOKEN'); without one, operator calls are accepted from this "
