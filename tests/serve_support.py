@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -121,7 +121,7 @@ def stub(channel: grpc.Channel) -> op.OperatorServiceStub:
 
 def watch_until(stub_: op.OperatorServiceStub, tournament_id: str,
                 done: int | None = None,
-                metadata: Sequence[tuple[str, str]] = ()) -> op.TournamentProgress:
+                metadata: tuple[tuple[str, str], ...] = ()) -> op.TournamentProgress:
     """Follow a tournament until ``done`` games are stored (or, by default, its final
     update); returns the last update seen."""
     last = None

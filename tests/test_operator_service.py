@@ -203,7 +203,7 @@ def test_start_overrides_are_toml_text_like_set(tmp_path: Path) -> None:
                         final = update.tournament
                     assert final is not None
                     assert final.status == rpb.TOURNAMENT_STATUS_FINISHED, final
-                assert final.name == "bare"
+                assert final is not None and final.name == "bare"
                 got = await op.GetTournament(rpb.GetTournamentRequest(
                     tournament_id="quoted-cup"))
                 assert got.tournament.name == "Quoted Cup"

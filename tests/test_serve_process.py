@@ -50,26 +50,25 @@ def test_watchers_get_a_last_interrupted_update_when_the_referee_stops(
     out = tmp_path / "out"
     updates: list[op.TournamentProgress] = []
     errors: list[BaseException] = []
-    with serve(out, "--grace", "1") as server:
-        with grpc.insecure_channel(server.address) as channel:
-            ops = stub(channel)
-            ops.StartTournament(op.StartTournamentRequest(config_toml=config(
-                "long", 50, concurrency=2, random_command=delayed_random_bot(3.0))))
+    with serve(out, "--grace", "1") as server, grpc.insecure_channel(server.address) as channel:
+        ops = stub(channel)
+        ops.StartTournament(op.StartTournamentRequest(config_toml=config(
+            "long", 50, concurrency=2, random_command=delayed_random_bot(3.0))))
 
-            def watch() -> None:
-                try:
-                    for update in ops.WatchTournament(
-                            op.WatchTournamentRequest(tournament_id="long")):
-                        updates.append(update.tournament)
-                except grpc.RpcError as e:
-                    errors.append(e)
+        def watch() -> None:
+            try:
+                for update in ops.WatchTournament(
+                        op.WatchTournamentRequest(tournament_id="long")):
+                    updates.append(update.tournament)
+            except grpc.RpcError as e:
+                errors.append(e)
 
-            watcher = threading.Thread(target=watch)
-            watcher.start()
-            logs = out / "long" / "logs"
-            wait_for(lambda: updates and any(logs.rglob("*.log")), "a watched bot start")
-            assert server.stop(sig) == 0, server.stderr
-            watcher.join(60)
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        logs = out / "long" / "logs"
+        wait_for(lambda: updates and any(logs.rglob("*.log")), "a watched bot start")
+        assert server.stop(sig) == 0, server.stderr
+        watcher.join(60)
     assert not errors, errors
     assert op.status_name(updates[-1].status) == "interrupted", updates[-1]
     assert "CancelledError" not in server.stderr
