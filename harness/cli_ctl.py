@@ -182,8 +182,9 @@ async def _watch(stub: Any, args: argparse.Namespace, md: Sequence[tuple[str, st
     last: op.TournamentProgress | None = None
     async for update in stub.WatchTournament(
             op.WatchTournamentRequest(tournament_id=args.id), metadata=md):
+        if update.tournament != last:
+            _show(update.tournament, args.json, full=False)
         last = update.tournament
-        _show(last, args.json, full=False)
     if last is None:
         raise CtlError(f"the referee ended the watch of {args.id!r} without an update")
     if not args.json:
