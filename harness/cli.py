@@ -129,9 +129,10 @@ async def _serve(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    print(f"referee listening on {arena.server.address} (Ctrl-C to stop)", file=sys.stderr)
     print(f"tournaments go to {Path(args.output) / '<id>'}/ (results.sqlite, report.md, "
-          f"summary.json, games.jsonl, logs/)", file=sys.stderr, flush=True)
+          f"summary.json, games.jsonl, logs/)", file=sys.stderr)
+    print(f"referee listening on {arena.server.address} (Ctrl-C to stop)", file=sys.stderr,
+          flush=True)
     try:
         await stop.wait()
         print("shutting down", file=sys.stderr)

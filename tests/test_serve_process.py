@@ -140,6 +140,8 @@ def test_starting_a_tournament_named_like_a_cancelled_one_is_refused_clearly(
         assert [t.tournament_id for t in
                 ops.ListTournaments(op.ListTournamentsRequest()).tournaments] == ["again"]
         server.stop()
+    with _store(out, "again") as store:  # cancelled before its first game, and stored so
+        assert store.tournament_status("again") == "cancelled"
 
 
 def test_cancel_returns_at_once_and_stops_bots_that_have_not_said_hello(

@@ -80,7 +80,8 @@ class _Entry:
 
     config: TournamentConfig
     runner: TournamentRunner
-    task: asyncio.Task[None] | None = None
+    task: asyncio.Task[None] | None = None  # _run: the run, then its results
+    play: asyncio.Task[RunState] | None = None  # the runner itself
     status: str = "pending"
     detail: str = ""
     version: int = 0
@@ -178,18 +179,20 @@ class TournamentService:
         return entry
 
     async def _run(self, entry: _Entry) -> None:
-        entry.status = "running"
-        entry.notify()
-        try:
-            state: RunState = await entry.runner.run()
-            if entry.status == "running":
-                entry.status = "finished" if state.finished else "interrupted"
-        except asyncio.CancelledError:  # CancelTournament, or a shutdown that waited enough
-            if entry.status == "running":
-                entry.status = "interrupted"
-        except Exception as e:  # a bad bot command, an unusable store...
-            log.warning("tournament %s failed: %r", entry.config.id, e)
-            entry.status, entry.detail = "failed", f"{type(e).__name__}: {e}"
+        if entry.status == "pending":  # not cancelled before it began
+            entry.status = "running"
+            entry.notify()
+            entry.play = asyncio.ensure_future(entry.runner.run())
+            try:
+                state: RunState = await entry.play
+                if entry.status == "running":
+                    entry.status = "finished" if state.finished else "interrupted"
+            except asyncio.CancelledError:  # CancelTournament, or a shutdown's last resort
+                if entry.status == "running":
+                    entry.status = "interrupted"
+            except Exception as e:  # a bad bot command, an unusable store...
+                log.warning("tournament %s failed: %r", entry.config.id, e)
+                entry.status, entry.detail = "failed", f"{type(e).__name__}: {e}"
         try:
             await asyncio.to_thread(self._finish, entry.config, entry.status)
         except Exception as e:
@@ -200,15 +203,12 @@ class TournamentService:
 
     @staticmethod
     def _finish(config: TournamentConfig, status: str) -> None:
-        """Store the final status (the runner stores finished or interrupted) and write
-        report.md, summary.json and games.jsonl as ``run`` does."""
-        path = store_path(Path(config.output))
-        if not path.exists():
-            return
-        with ResultsStore(path) as store:
-            if config.id not in store.tournament_ids():
-                return
-            if status in ("cancelled", "failed"):
+        """Store the final status (the runner stores finished or interrupted; a
+        tournament cancelled before it began is stored too, so that it is known after a
+        restart) and write report.md, summary.json and games.jsonl as ``run`` does."""
+        with ResultsStore(store_path(Path(config.output))) as store:
+            store.ensure_tournament(config.id, config.name, config.to_dict())
+            if status in ("cancelled", "failed") or store.tournament_status(config.id) in _ACTIVE:
                 store.set_status(config.id, status)
         tournament_report(config)
 
@@ -224,8 +224,9 @@ class TournamentService:
             # The arenas' own shutdown lets games finish within the grace period, then
             # interrupts them; only a task stuck beyond that is cancelled.
             _, pending = await asyncio.wait(tasks, timeout=self.arena.shutdown_grace + 6.0)
-            for task in pending:
-                task.cancel()
+            for entry in active:
+                if entry.task in pending and entry.play is not None:
+                    entry.play.cancel()
             if pending:
                 await asyncio.wait(pending, timeout=5.0)
         if self._watchers:
@@ -310,7 +311,8 @@ class TournamentService:
             entry.runner.stop.set()
             # Cancelling the run ends its games and any wait for a bot's Hello at once;
             # leaving its arena stops the bot processes.
-            entry.task.cancel()
+            if entry.play is not None:
+                entry.play.cancel()
             await asyncio.wait([entry.task])
         return op.CancelTournamentResponse(tournament=self._progress(tid))
 
