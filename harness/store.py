@@ -394,7 +394,8 @@ class ResultsStore:
                 raise StoreError(f"unknown tournament {tournament_id!r} in {self.path}")
 
     def set_status(self, tournament_id: str, status: str) -> None:
-        """Set a tournament's status (``"running"``, ``"finished"``, ``"interrupted"``)."""
+        """Set a tournament's status (``"running"``, ``"finished"``, ``"interrupted"``,
+        ``"cancelled"`` or ``"failed"``)."""
         with self._writing() as conn:
             cursor = conn.execute(
                 "UPDATE tournaments SET status = ? WHERE id = ?", (status, tournament_id)
@@ -426,6 +427,18 @@ class ResultsStore:
             raise StoreError(f"unknown tournament {tournament_id!r} in {self.path}")
         status: str = row[0]
         return status
+
+    def tournament_summaries(self) -> list[tuple[str, str, str, int]]:
+        """``(id, name, status, stored games)`` of every tournament, oldest first."""
+        with self._reading() as conn:
+            return [
+                (r[0], r[1], r[2], r[3])
+                for r in conn.execute(
+                    "SELECT t.id, t.name, t.status, COUNT(g.id) FROM tournaments AS t "
+                    "LEFT JOIN games AS g ON g.tournament_id = t.id "
+                    "GROUP BY t.id ORDER BY t.rowid"
+                )
+            ]
 
     def tournament_config(self, tournament_id: str) -> dict[str, Any]:
         """The configuration the tournament was created with."""

@@ -124,11 +124,18 @@ def test_every_command_and_flag_has_a_help_text() -> None:
     assert parser.description and "``" not in parser.description
     subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     assert set(subs.choices) >= {"run", "match", "sprt", "ratings", "replay", "serve"}
+    _check_help(subs, "euchre-harness")
+
+
+def _check_help(subs: argparse._SubParsersAction[argparse.ArgumentParser], path: str) -> None:
+    """Every (nested) command has a description and every flag a help text."""
     for name, sub in subs.choices.items():
-        assert sub.description, name
+        assert sub.description, f"{path} {name}"
         for action in sub._actions:
             assert action.help and action.help != argparse.SUPPRESS, \
-                (name, action.option_strings or action.dest)
+                (f"{path} {name}", action.option_strings or action.dest)
+            if isinstance(action, argparse._SubParsersAction):
+                _check_help(action, f"{path} {name}")
 
 
 def test_console_script_and_python_m_harness_both_run() -> None:

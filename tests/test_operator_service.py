@@ -15,6 +15,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from harness._generated.euchre.v1 import referee_pb2 as rpb
 from harness._generated.euchre.v1 import referee_pb2_grpc as rpc
 from harness.referee.arena import Arena
+from harness.store import ResultsStore
 from harness.tournament.service import TournamentService
 
 TOML = """
@@ -75,10 +76,18 @@ def test_operator_service_runs_and_reports_tournaments(tmp_path: Path) -> None:
 
                 second = await op.StartTournament(rpb.StartTournamentRequest(
                     config_toml=TOML.format(name="long", games=200)))
-                await asyncio.sleep(1.0)
-                bots = await op.ListBots(rpb.ListBotsRequest())
+                # Wait for events, not for time: a first game stored, then a bot seen
+                # playing (the machine may be loaded).
+                async for update in op.WatchTournament(
+                        rpb.WatchTournamentRequest(tournament_id=second.tournament_id)):
+                    if update.tournament.games_done:
+                        break
+                while True:
+                    bots = await op.ListBots(rpb.ListBotsRequest())
+                    if any(b.state == rpb.BOT_STATE_PLAYING for b in bots.bots):
+                        break
+                    await asyncio.sleep(0.02)
                 assert {b.name for b in bots.bots} == {"heuristic", "random"}
-                assert any(b.state == rpb.BOT_STATE_PLAYING for b in bots.bots)
                 assert all(b.session_id for b in bots.bots)
                 cancelled = await op.CancelTournament(rpb.CancelTournamentRequest(
                     tournament_id=second.tournament_id, reason="test"))
@@ -94,7 +103,7 @@ def test_operator_service_runs_and_reports_tournaments(tmp_path: Path) -> None:
                 assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
                 assert "bogus" in (bad.value.details() or "")
 
-    asyncio.run(scenario())
+    asyncio.run(asyncio.wait_for(scenario(), 300))
 
 
 def test_graceful_shutdown_turns_health_to_not_serving(tmp_path: Path) -> None:
@@ -167,3 +176,46 @@ def test_tournaments_on_one_referee_keep_their_own_bots(tmp_path: Path) -> None:
                     assert final.games_done == final.games_total == 2
 
     asyncio.run(asyncio.wait_for(scenario(), 60))
+
+
+def test_start_overrides_are_toml_text_like_set(tmp_path: Path) -> None:
+    """``rules.form='"two-handed"'`` is the TOML text of a string; a bare word is taken as
+    a string, as ``--set`` does; a quoted name is stored without its quotes."""
+    four = TOML.format(name="ignored", games=1).replace('"two-handed"', '"four-handed"')
+
+    async def scenario() -> None:
+        async with Arena(log_dir=tmp_path / "logs") as arena:
+            arena.server.tournaments = TournamentService(arena, tmp_path / "out")
+            async with grpc.aio.insecure_channel(arena.server.address) as channel:
+                op = rpc.OperatorServiceStub(channel)
+                started = await op.StartTournament(rpb.StartTournamentRequest(
+                    config_toml=four, overrides={"rules.form": '"two-handed"',
+                                                 "name": '"Quoted Cup"', "rules.target": "3",
+                                                 "duplicate": "false"}))
+                assert started.tournament_id == "quoted-cup"
+                bare = await op.StartTournament(rpb.StartTournamentRequest(
+                    config_toml=four, overrides={"rules.form": "two-handed",
+                                                 "name": "bare", "rules.target": "3"}))
+                for tid in (started.tournament_id, bare.tournament_id):
+                    final = None
+                    async for update in op.WatchTournament(
+                            rpb.WatchTournamentRequest(tournament_id=tid)):
+                        final = update.tournament
+                    assert final is not None
+                    assert final.status == rpb.TOURNAMENT_STATUS_FINISHED, final
+                assert final is not None and final.name == "bare"
+                got = await op.GetTournament(rpb.GetTournamentRequest(
+                    tournament_id="quoted-cup"))
+                assert got.tournament.name == "Quoted Cup"
+                with pytest.raises(grpc.aio.AioRpcError) as bad:
+                    await op.StartTournament(rpb.StartTournamentRequest(
+                        config_toml=four, overrides={"rules.form": '"nine-handed"'}))
+                assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+                assert "rules.form" in (bad.value.details() or "")
+        with ResultsStore(tmp_path / "out" / "quoted-cup" / "results.sqlite") as store:
+            stored = store.tournament_config("quoted-cup")
+        assert stored["name"] == "Quoted Cup"
+        assert stored["rules"]["form"] == "two-handed"
+        assert stored["duplicate"] is False
+
+    asyncio.run(asyncio.wait_for(scenario(), 300))

@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
     s.add_argument("--log-dir", default="results/logs",
                    help="bot stdout/stderr logs (default results/logs)")
     s.add_argument("--output", default="results",
-                   help="where tournaments store results (default results)")
+                   help="results folder: each tournament gets OUTPUT/<id>/ (default results)")
     s.add_argument("--operator-token", default=None,
                    help="token operators must present (metadata 'authorization: Bearer "
                         "TOKEN'); without one, operator calls are accepted from this "
@@ -64,7 +64,10 @@ async def _serve(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    print(f"referee listening on {arena.server.address} (Ctrl-C to stop)", file=sys.stderr)
+    print(f"tournaments go to {Path(args.output) / '<id>'}/ (results.sqlite, report.md, "
+          f"summary.json, games.jsonl, logs/)", file=sys.stderr)
+    print(f"referee listening on {arena.server.address} (Ctrl-C to stop)", file=sys.stderr,
+          flush=True)
     try:
         await stop.wait()
         print("shutting down", file=sys.stderr)

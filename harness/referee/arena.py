@@ -95,11 +95,15 @@ class Arena:
                     tc: TimeControl | None, policy: FaultPolicy | None) -> GameResult:
         instances: list[Instance] = []
         try:
+            if self._stopping:
+                return _interrupted(game_id, seats, "the referee is shutting down")
             instances = await self.pool.acquire(seats)
             for seat, inst in enumerate(instances):
                 try:
                     await self.pool.ready(inst)
                 except BotStartupError as e:
+                    if self._stopping:  # refused or stopped by the shutdown, not its fault
+                        return _interrupted(game_id, seats, f"the referee shut down: {e}")
                     inst.slot.faults += 1
                     return self._no_show(game_id, config, seed, seats, seat, str(e),
                                          tc or TimeControl(), policy or FaultPolicy())
@@ -130,6 +134,10 @@ class Arena:
             for inst in instances:
                 await self.pool.release(inst)
 
+    @property
+    def _stopping(self) -> bool:
+        return self.server.shutting_down or self.stop_games.is_set()
+
     def _no_show(self, game_id: str, config: RulesConfig, seed: int, seats: Sequence[str],
                  seat: int, detail: str, tc: TimeControl, policy: FaultPolicy) -> GameResult:
         game = Game(config, seed)
@@ -145,3 +153,11 @@ class Arena:
                        "started_at": time.time()})
         return GameResult(game_id, tuple(seats), Termination.FORFEIT, scores, places, winner,
                           0, (fault,), record, 0.0, detail)
+
+
+def _interrupted(game_id: str, seats: Sequence[str], detail: str) -> GameResult:
+    """A game the shutdown cut before it began: not rated, played again on resume."""
+    return GameResult(game_id, tuple(seats), Termination.INTERRUPTED, (), (0,) * len(seats),
+                      None, 0, (), {"game_id": game_id, "seats": list(seats),
+                                    "termination": "interrupted", "detail": detail},
+                      0.0, detail)

@@ -23,7 +23,9 @@ from harness._generated.euchre.v1 import euchre_pb2 as pb
 from harness._generated.euchre.v1 import referee_pb2 as rpb
 from harness._generated.euchre.v1 import referee_pb2_grpc as rpc
 from harness.errors import HarnessError
-from harness.referee.session import Registry, Session, SlotState
+from harness.protocol import operator
+from harness.referee.operator import OperatorServicer, TournamentCalls
+from harness.referee.session import Registry, Session
 
 log = logging.getLogger("euchre.referee")
 
@@ -33,13 +35,6 @@ MAX_MESSAGE_BYTES = 64 * 1024  # far above the largest legal message (~2 KB)
 # that an oversized message is charged as a protocol violation, not seen as a hang-up.
 TRANSPORT_MAX_BYTES = 4 * 1024 * 1024
 HANDSHAKE_TIMEOUT = 10.0
-
-_STATE_PB = {
-    SlotState.WAITING: rpb.BOT_STATE_DISCONNECTED,
-    SlotState.DISCONNECTED: rpb.BOT_STATE_DISCONNECTED,
-    SlotState.IDLE: rpb.BOT_STATE_IDLE,
-    SlotState.PLAYING: rpb.BOT_STATE_PLAYING,
-}
 
 
 class RefereeServicer(rpc.RefereeServiceServicer):
@@ -149,73 +144,6 @@ def _is_loopback(peer: str) -> bool:
     return host.startswith("127.") or host == "::1"
 
 
-class OperatorServicer(rpc.OperatorServiceServicer):
-    """Lists connected bots. Tournament calls are delegated to ``server.tournaments``
-    when a tournament service is attached; otherwise they answer UNIMPLEMENTED."""
-
-    def __init__(self, server: RefereeServer) -> None:
-        self.server = server
-
-    async def _authorize(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        if not self.server.operator_allowed(context):
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED,
-                                "operator calls need the operator token (metadata "
-                                "'authorization: Bearer TOKEN'), or a caller on this machine "
-                                "when the referee has none")
-
-    async def ListBots(self, request: rpb.ListBotsRequest,
-                       context: grpc.aio.ServicerContext[Any, Any]) -> rpb.ListBotsResponse:
-        await self._authorize(context)
-        bots = []
-        for slot in self.server.registry:
-            s = slot.session
-            bots.append(rpb.BotInfo(
-                session_id=s.id if s else "", name=slot.name,
-                version=s.bot_version if s else "", state=_STATE_PB[slot.state],
-                game_id=slot.game_id, games_played=slot.games_played, faults=slot.faults,
-                peer=s.peer if s else ""))
-        return rpb.ListBotsResponse(bots=bots)
-
-    async def StartTournament(self, request: rpb.StartTournamentRequest,
-                              context: grpc.aio.ServicerContext[Any, Any]
-                              ) -> rpb.StartTournamentResponse:
-        handler = await self._require_tournaments(context)
-        return await handler.StartTournament(request, context)  # type: ignore[no-any-return]
-
-    async def GetTournament(self, request: rpb.GetTournamentRequest,
-                            context: grpc.aio.ServicerContext[Any, Any]
-                            ) -> rpb.GetTournamentResponse:
-        handler = await self._require_tournaments(context)
-        return await handler.GetTournament(request, context)  # type: ignore[no-any-return]
-
-    async def ListTournaments(self, request: rpb.ListTournamentsRequest,
-                              context: grpc.aio.ServicerContext[Any, Any]
-                              ) -> rpb.ListTournamentsResponse:
-        handler = await self._require_tournaments(context)
-        return await handler.ListTournaments(request, context)  # type: ignore[no-any-return]
-
-    async def CancelTournament(self, request: rpb.CancelTournamentRequest,
-                               context: grpc.aio.ServicerContext[Any, Any]
-                               ) -> rpb.CancelTournamentResponse:
-        handler = await self._require_tournaments(context)
-        return await handler.CancelTournament(request, context)  # type: ignore[no-any-return]
-
-    async def WatchTournament(self, request: rpb.WatchTournamentRequest,
-                              context: grpc.aio.ServicerContext[Any, Any]
-                              ) -> AsyncIterator[rpb.WatchTournamentResponse]:
-        handler = await self._require_tournaments(context)
-        async for update in handler.WatchTournament(request, context):
-            yield update
-
-    async def _require_tournaments(self, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        await self._authorize(context)
-        handler = self.server.tournaments
-        if handler is None:
-            await context.abort(grpc.StatusCode.UNIMPLEMENTED,
-                                "this referee runs no tournament service")
-        return handler
-
-
 class RefereeServer:
     """Owns the grpc.aio server, the token registry and the health service."""
 
@@ -233,7 +161,7 @@ class RefereeServer:
         # Operator calls: with a token, only callers presenting it ("authorization:
         # Bearer TOKEN" metadata); without one, only callers on this machine.
         self.operator_token = operator_token
-        self.tournaments: Any = None
+        self.tournaments: TournamentCalls | None = None
         self._server: grpc.aio.Server | None = None
         self._health = health.aio.HealthServicer()
         self._on_shutdown: list[Callable[[], Any]] = []
@@ -262,11 +190,11 @@ class RefereeServer:
         ]
         server = grpc.aio.server(options=options)
         rpc.add_RefereeServiceServicer_to_server(RefereeServicer(self), server)
-        rpc.add_OperatorServiceServicer_to_server(OperatorServicer(self), server)
+        operator.add_to_server(OperatorServicer(self), server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         names = (
             rpb.DESCRIPTOR.services_by_name["RefereeService"].full_name,
-            rpb.DESCRIPTOR.services_by_name["OperatorService"].full_name,
+            operator.SERVICE_NAME,
             health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
             reflection.SERVICE_NAME,
         )
@@ -302,10 +230,12 @@ class RefereeServer:
             return
         self.shutting_down = True
         await self._health.enter_graceful_shutdown()
-        for cb in self._on_shutdown:
-            res = cb()
-            if asyncio.iscoroutine(res):
-                await res
+        # At once, so that every arena's grace period runs in parallel with the others.
+        results = [cb() for cb in list(self._on_shutdown)]
+        for error in await asyncio.gather(*(r for r in results if asyncio.iscoroutine(r)),
+                                          return_exceptions=True):
+            if isinstance(error, BaseException):
+                log.error("shutdown step failed: %r", error)
         for slot in self.registry:
             s = slot.session
             if s is not None and not s.closed.is_set():

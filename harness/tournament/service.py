@@ -1,170 +1,344 @@
 """Tournaments over gRPC: the tournament half of ``euchre.v1.OperatorService``.
 
-``StartTournament`` takes a TOML configuration (the same format as ``euchre-harness run``)
-and runs it in the background on the referee's own arena; ``GetTournament``,
-``ListTournaments`` and ``WatchTournament`` report progress and standings;
-``CancelTournament`` stops it (finished games stay stored; a later start of the same
-configuration resumes).
+Each tournament lives in its own folder, ``<output>/<id>/``, laid out as ``run --output``
+lays out a results folder: ``results.sqlite``, ``report.md``, ``summary.json``,
+``games.jsonl`` and ``logs/``, plus the configuration as it was sent (``config.toml``,
+``overrides.json``) so that a later run of the referee can list and resume it.
+
+``StartTournament`` takes a TOML configuration (the format of ``euchre-harness run``) and
+runs it in the background on the referee's own server; ``GetTournament``,
+``ListTournaments`` and ``WatchTournament`` report progress and standings (stored
+tournaments of earlier runs included); ``CancelTournament`` stops one at once (finished
+games stay stored) and ``ResumeTournament`` continues one that is not running. A
+referee shutdown interrupts running tournaments; watchers get that last update.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import json
+import logging
+import re
 import tempfile
-from collections.abc import AsyncIterator
+import tomllib
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import grpc
 
-from harness._generated.euchre.v1 import referee_pb2 as rpb
-from harness.errors import HarnessError
+from harness.errors import ConfigError, HarnessError
+from harness.protocol import operator as op
 from harness.referee.arena import Arena
 from harness.results.summary import standings
 from harness.store import ResultsStore
 from harness.tournament.config import TournamentConfig, load_config
+from harness.tournament.outputs import tournament_report
 from harness.tournament.runner import RunState, TournamentRunner, store_path
 
-_STATUS = {
-    "pending": rpb.TOURNAMENT_STATUS_PENDING,
-    "running": rpb.TOURNAMENT_STATUS_RUNNING,
-    "finished": rpb.TOURNAMENT_STATUS_FINISHED,
-    "cancelled": rpb.TOURNAMENT_STATUS_CANCELLED,
-    "interrupted": rpb.TOURNAMENT_STATUS_INTERRUPTED,
-    "failed": rpb.TOURNAMENT_STATUS_FAILED,
-}
+log = logging.getLogger("euchre.tournament")
+
+Context = grpc.aio.ServicerContext[Any, Any]
+CONFIG_FILE = "config.toml"
+OVERRIDES_FILE = "overrides.json"
+_ACTIVE = ("pending", "running")
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_WATCHERS_DRAIN_S = 2.0
+
+
+def override_text(key: str, text: str) -> str:
+    """An override's TOML text as the plain text ``--set`` takes: ``'"two-handed"'`` ->
+    ``two-handed``, ``true`` -> ``true``, ``["a", "b"]`` -> ``a,b``. Text that is not one
+    TOML value (a bare word such as ``cutthroat``, or ``1.0+10``) is kept as it is."""
+    if "\n" in text:
+        raise ConfigError(key, "an override value is one line of TOML")
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text.strip()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, dict):
+        raise ConfigError(key, "an override value cannot be a table")
+    return str(value)
+
+
+def _parse(config_toml: str, overrides: Mapping[str, str]) -> TournamentConfig:
+    """Validate a configuration sent over the wire (relative paths are resolved again
+    once it is saved in the tournament's folder)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / CONFIG_FILE
+        path.write_text(config_toml, encoding="utf-8")
+        return load_config(path, overrides)
 
 
 @dataclass
 class _Entry:
+    """A tournament run by this process."""
+
     config: TournamentConfig
     runner: TournamentRunner
-    task: asyncio.Task[RunState] | None = None
+    task: asyncio.Task[None] | None = None  # _run: the run, then its results
+    play: asyncio.Task[RunState] | None = None  # the runner itself
     status: str = "pending"
     detail: str = ""
-    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
     version: int = 0
+    ended: bool = False  # its last update is out
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def notify(self) -> None:
+        self.version += 1
+        event, self.changed = self.changed, asyncio.Event()
+        event.set()
 
 
 class TournamentService:
+    """Implements :class:`harness.referee.operator.TournamentCalls` for a referee."""
+
     def __init__(self, arena: Arena, output_root: Path) -> None:
         self.arena = arena
         self.output_root = output_root
         self._entries: dict[str, _Entry] = {}
-        self._background: set[asyncio.Task[None]] = set()
+        self._watchers = 0
+        self._no_watchers = asyncio.Event()
+        self._no_watchers.set()
+        arena.server.on_shutdown(self.shutdown)
 
-    async def _bump(self, entry: _Entry) -> None:
-        async with entry.changed:
-            entry.version += 1
-            entry.changed.notify_all()
+    # ------------------------------------------------------------------ folders
 
-    def _progress(self, entry: _Entry) -> rpb.TournamentProgress:
-        cfg = entry.config
-        rows = []
-        path = store_path(Path(cfg.output))
+    def folder(self, tournament_id: str) -> Path:
+        return self.output_root / tournament_id
+
+    def _known(self, tournament_id: str) -> bool:
+        return (tournament_id in self._entries
+                or (bool(_ID.fullmatch(tournament_id))
+                    and (self.folder(tournament_id) / CONFIG_FILE).is_file()))
+
+    def _load(self, tournament_id: str) -> TournamentConfig:
+        """The saved configuration, with its output set to the tournament's folder."""
+        folder = self.folder(tournament_id)
+        extra = folder / OVERRIDES_FILE
+        overrides: dict[str, str] = (json.loads(extra.read_text(encoding="utf-8"))
+                                     if extra.is_file() else {})
+        overrides["output"] = str(folder)
+        return load_config(folder / CONFIG_FILE, overrides)
+
+    def _stored_ids(self) -> list[str]:
+        if not self.output_root.is_dir():
+            return []
+        configs = [p / CONFIG_FILE for p in self.output_root.iterdir()
+                   if _ID.fullmatch(p.name) and (p / CONFIG_FILE).is_file()]
+        return [c.parent.name for c in sorted(configs, key=lambda c: c.stat().st_mtime_ns)]
+
+    # ------------------------------------------------------------------ progress
+
+    def _progress(self, tournament_id: str) -> op.TournamentProgress:
+        entry = self._entries.get(tournament_id)
+        config: TournamentConfig | None = entry.config if entry else None
+        detail = ""
+        if config is None:
+            try:
+                config = self._load(tournament_id)
+            except (HarnessError, OSError, ValueError) as e:
+                detail = f"its saved configuration cannot be read: {e}"
+        rows: list[dict[str, Any]] = []
+        status, done = "interrupted", 0
+        path = store_path(self.folder(tournament_id))
         if path.exists():
             with ResultsStore(path) as store:
-                for r in standings(store, cfg.id):
-                    rows.append(rpb.StandingsRow(name=r["name"], elo=r["elo"], ci95=r["ci95"],
-                                                 games=int(r["games"]), score=r["score"]))
-        state = entry.runner.state
-        return rpb.TournamentProgress(
-            tournament_id=cfg.id, name=cfg.name, status=_STATUS[entry.status],
-            games_done=state.done, games_total=state.total or 0, standings=rows,
-            detail=entry.detail or state.status)
+                for tid, _, stored, count in store.tournament_summaries():
+                    if tid == tournament_id:
+                        status, done = stored, count
+                        rows = standings(store, tid)
+        total = 0
+        if config is not None:
+            total = config.make_format().total() or 0
+        name = config.name if config else tournament_id
+        if entry is not None:
+            state = entry.runner.state
+            return op.progress(tournament_id, name, entry.status, max(done, state.done),
+                               state.total or total, rows, entry.detail or state.status)
+        if status in _ACTIVE:  # stored as running: the referee stopped while it ran
+            status, detail = "interrupted", detail or "the referee stopped while it ran"
+        return op.progress(tournament_id, name, status, done, total, rows, detail)
 
-    async def _entry(self, tournament_id: str,
-                     context: grpc.aio.ServicerContext[Any, Any]) -> _Entry:
-        entry = self._entries.get(tournament_id)
-        if entry is None:
+    async def _require(self, tournament_id: str, context: Context) -> None:
+        if not self._known(tournament_id):
             await context.abort(grpc.StatusCode.NOT_FOUND,
                                 f"no tournament {tournament_id!r} on this referee")
-        assert entry is not None
+
+    # ------------------------------------------------------------------ running
+
+    def _launch(self, config: TournamentConfig) -> _Entry:
+        entry = _Entry(config, TournamentRunner(config, server=self.arena.server))
+        entry.runner.on_progress = lambda state: entry.notify()
+        self._entries[config.id] = entry
+        entry.task = asyncio.ensure_future(self._run(entry))
         return entry
 
-    async def StartTournament(self, request: rpb.StartTournamentRequest,
-                              context: grpc.aio.ServicerContext[Any, Any]
-                              ) -> rpb.StartTournamentResponse:
-        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
-            f.write(request.config_toml)
-            path = Path(f.name)
+    async def _run(self, entry: _Entry) -> None:
+        if entry.status == "pending":  # not cancelled before it began
+            entry.status = "running"
+            entry.notify()
+            entry.play = asyncio.ensure_future(entry.runner.run())
+            try:
+                state: RunState = await entry.play
+                if entry.status == "running":
+                    entry.status = "finished" if state.finished else "interrupted"
+            except asyncio.CancelledError:  # CancelTournament, or a shutdown's last resort
+                if entry.status == "running":
+                    entry.status = "interrupted"
+            except Exception as e:  # a bad bot command, an unusable store...
+                log.warning("tournament %s failed: %r", entry.config.id, e)
+                entry.status, entry.detail = "failed", f"{type(e).__name__}: {e}"
         try:
-            overrides = dict(request.overrides)
-            overrides.setdefault("output", str(self.output_root))
-            config = load_config(path, overrides)
+            await asyncio.to_thread(self._finish, entry.config, entry.status)
+        except Exception as e:
+            log.error("tournament %s: cannot write its results: %r", entry.config.id, e)
+            entry.detail = entry.detail or f"cannot write its results: {e}"
+        entry.ended = True
+        entry.notify()
+
+    @staticmethod
+    def _finish(config: TournamentConfig, status: str) -> None:
+        """Store the final status (the runner stores finished or interrupted; a
+        tournament cancelled before it began is stored too, so that it is known after a
+        restart) and write report.md, summary.json and games.jsonl as ``run`` does."""
+        with ResultsStore(store_path(Path(config.output))) as store:
+            store.ensure_tournament(config.id, config.name, config.to_dict())
+            if status in ("cancelled", "failed") or store.tournament_status(config.id) in _ACTIVE:
+                store.set_status(config.id, status)
+        tournament_report(config)
+
+    async def shutdown(self) -> None:
+        """The referee is stopping: no new game starts, games in progress are interrupted
+        by their arenas, and each watcher gets the INTERRUPTED update before its stream
+        ends."""
+        active = [e for e in self._entries.values() if e.status in _ACTIVE]
+        for entry in active:
+            entry.runner.stop.set()
+        tasks = [e.task for e in active if e.task is not None]
+        if tasks:
+            # The arenas' own shutdown lets games finish within the grace period, then
+            # interrupts them; only a task stuck beyond that is cancelled.
+            _, pending = await asyncio.wait(tasks, timeout=self.arena.shutdown_grace + 6.0)
+            for entry in active:
+                if entry.task in pending and entry.play is not None:
+                    entry.play.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=5.0)
+        if self._watchers:
+            await asyncio.wait([asyncio.ensure_future(self._no_watchers.wait())],
+                               timeout=_WATCHERS_DRAIN_S)
+
+    # ------------------------------------------------------------------ the calls
+
+    async def StartTournament(self, request: op.StartTournamentRequest,
+                              context: Context) -> op.StartTournamentResponse:
+        try:
+            overrides = {k.strip(): override_text(k.strip(), v)
+                         for k, v in request.overrides.items()}
+            if "output" in overrides:
+                raise ConfigError("output", "a referee keeps each tournament in its own "
+                                            "folder under serve --output; it cannot be set")
+            config = _parse(request.config_toml, overrides)
         except HarnessError as e:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
             raise
-        finally:
-            path.unlink(missing_ok=True)
-        running = self._entries.get(config.id)
-        if running is not None and running.status in ("pending", "running"):
-            await context.abort(grpc.StatusCode.ALREADY_EXISTS,
-                                f"tournament {config.id!r} is already running")
-        entry = _Entry(config, TournamentRunner(config, server=self.arena.server))
-
-        def on_progress(state: RunState) -> None:
-            task = asyncio.ensure_future(self._bump(entry))
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
-
-        entry.runner.on_progress = on_progress
-        self._entries[config.id] = entry
-        entry.task = asyncio.ensure_future(self._run(entry))
-        return rpb.StartTournamentResponse(tournament_id=config.id)
-
-    async def _run(self, entry: _Entry) -> RunState:
-        entry.status = "running"
-        await self._bump(entry)
+        tid = config.id
+        if self._known(tid) or self.folder(tid).exists():
+            await context.abort(
+                grpc.StatusCode.ALREADY_EXISTS,
+                f"tournament {tid!r} already exists on this referee (status "
+                f"{self._status(tid)}); resume it with ResumeTournament (euchre-harness ctl "
+                f"resume {tid}), or give the configuration another name or id")
+        folder = self.folder(tid)
         try:
-            state = await entry.runner.run()
-            if entry.status == "running":
-                entry.status = "finished" if state.finished else "interrupted"
-            return state
-        except Exception as e:  # a bad bot command, an unusable store...
-            entry.status, entry.detail = "failed", f"{type(e).__name__}: {e}"
-            raise
-        finally:
-            await self._bump(entry)
+            folder.mkdir(parents=True)
+            (folder / CONFIG_FILE).write_text(request.config_toml, encoding="utf-8")
+            (folder / OVERRIDES_FILE).write_text(json.dumps(overrides, indent=2) + "\n",
+                                                 encoding="utf-8")
+            config = self._load(tid)
+        except (HarnessError, OSError) as e:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                                f"cannot set up tournament {tid!r} in {folder}: {e}")
+        self._launch(config)
+        return op.StartTournamentResponse(tournament_id=tid)
 
-    async def GetTournament(self, request: rpb.GetTournamentRequest,
-                            context: grpc.aio.ServicerContext[Any, Any]
-                            ) -> rpb.GetTournamentResponse:
-        entry = await self._entry(request.tournament_id, context)
-        return rpb.GetTournamentResponse(tournament=self._progress(entry))
+    def _status(self, tournament_id: str) -> str:
+        try:
+            return op.status_name(self._progress(tournament_id).status)
+        except HarnessError:
+            return "unknown"
 
-    async def ListTournaments(self, request: rpb.ListTournamentsRequest,
-                              context: grpc.aio.ServicerContext[Any, Any]
-                              ) -> rpb.ListTournamentsResponse:
-        return rpb.ListTournamentsResponse(
-            tournaments=[self._progress(e) for e in self._entries.values()])
+    async def ResumeTournament(self, request: op.ResumeTournamentRequest,
+                               context: Context) -> op.ResumeTournamentResponse:
+        tid = request.tournament_id
+        await self._require(tid, context)
+        entry = self._entries.get(tid)
+        if entry is not None and entry.status in _ACTIVE:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                                f"tournament {tid!r} is already running")
+        try:
+            config = self._load(tid)
+        except (HarnessError, OSError, ValueError) as e:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                                f"tournament {tid!r} cannot be resumed: {e}")
+        self._launch(config)
+        return op.ResumeTournamentResponse(tournament=self._progress(tid))
 
-    async def CancelTournament(self, request: rpb.CancelTournamentRequest,
-                               context: grpc.aio.ServicerContext[Any, Any]
-                               ) -> rpb.CancelTournamentResponse:
-        entry = await self._entry(request.tournament_id, context)
-        if entry.status in ("pending", "running"):
+    async def GetTournament(self, request: op.GetTournamentRequest,
+                            context: Context) -> op.GetTournamentResponse:
+        await self._require(request.tournament_id, context)
+        return op.GetTournamentResponse(tournament=self._progress(request.tournament_id))
+
+    async def ListTournaments(self, request: op.ListTournamentsRequest,
+                              context: Context) -> op.ListTournamentsResponse:
+        ids = self._stored_ids()
+        ids += [tid for tid in self._entries if tid not in ids]
+        return op.ListTournamentsResponse(tournaments=[self._progress(t) for t in ids])
+
+    async def CancelTournament(self, request: op.CancelTournamentRequest,
+                               context: Context) -> op.CancelTournamentResponse:
+        tid = request.tournament_id
+        await self._require(tid, context)
+        entry = self._entries.get(tid)
+        if entry is not None and entry.status in _ACTIVE and entry.task is not None:
             entry.status = "cancelled"
             entry.detail = request.reason or "cancelled by the operator"
             entry.runner.stop.set()
-            if entry.task is not None:
-                with contextlib.suppress(Exception):
-                    await entry.task
-        return rpb.CancelTournamentResponse(tournament=self._progress(entry))
+            # Cancelling the run ends its games and any wait for a bot's Hello at once;
+            # leaving its arena stops the bot processes.
+            if entry.play is not None:
+                entry.play.cancel()
+            await asyncio.wait([entry.task])
+        return op.CancelTournamentResponse(tournament=self._progress(tid))
 
-    async def WatchTournament(self, request: rpb.WatchTournamentRequest,
-                              context: grpc.aio.ServicerContext[Any, Any]
-                              ) -> AsyncIterator[rpb.WatchTournamentResponse]:
-        entry = await self._entry(request.tournament_id, context)
-        seen = -1
-        while True:
-            async with entry.changed:
+    async def WatchTournament(self, request: op.WatchTournamentRequest,
+                              context: Context) -> AsyncIterator[op.WatchTournamentResponse]:
+        tid = request.tournament_id
+        await self._require(tid, context)
+        entry = self._entries.get(tid)
+        if entry is None:  # stored by an earlier run: nothing will change
+            yield op.WatchTournamentResponse(tournament=self._progress(tid))
+            return
+        self._watchers += 1
+        self._no_watchers.clear()
+        try:
+            seen = -1
+            while True:
+                event = entry.changed
                 if entry.version == seen:
-                    await entry.changed.wait()
+                    await event.wait()
                 seen = entry.version
-            final = entry.status not in ("pending", "running")
-            yield rpb.WatchTournamentResponse(tournament=self._progress(entry))
-            if final:
-                return
+                final = entry.ended
+                yield op.WatchTournamentResponse(tournament=self._progress(tid))
+                if final:
+                    return
+        finally:
+            self._watchers -= 1
+            if not self._watchers:
+                self._no_watchers.set()

@@ -1353,7 +1353,8 @@ class StartTournamentRequest(_message.Message):
     def overrides(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """Values that replace the configuration's: each key is a dotted path of the
         configuration (e.g. "games" or "rules.target"), each value the TOML text of the new
-        value (e.g. "20", "\\"cutthroat\\"", "true").
+        value (e.g. "20", "\\"cutthroat\\"", "true"). As with the command line's --set, a
+        bare word that is not TOML (cutthroat) is taken as a string.
         """
 
     def __init__(
@@ -1664,3 +1665,49 @@ class CancelTournamentResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CancelTournamentResponse: _TypeAlias = CancelTournamentResponse  # noqa: Y015
+
+@_typing.final
+class ResumeTournamentRequest(_message.Message):
+    """The request of OperatorService.ResumeTournament."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    """The tournament's id."""
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResumeTournamentRequest: _TypeAlias = ResumeTournamentRequest  # noqa: Y015
+
+@_typing.final
+class ResumeTournamentResponse(_message.Message):
+    """The response of OperatorService.ResumeTournament."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___TournamentProgress:
+        """Its progress and standings as it resumes."""
+
+    def __init__(
+        self,
+        *,
+        tournament: Global___TournamentProgress | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResumeTournamentResponse: _TypeAlias = ResumeTournamentResponse  # noqa: Y015

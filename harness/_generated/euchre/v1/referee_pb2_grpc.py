@@ -144,6 +144,11 @@ class OperatorServiceStub:
                 request_serializer=euchre_dot_v1_dot_referee__pb2.CancelTournamentRequest.SerializeToString,
                 response_deserializer=euchre_dot_v1_dot_referee__pb2.CancelTournamentResponse.FromString,
                 _registered_method=True)
+        self.ResumeTournament = channel.unary_unary(
+                '/euchre.v1.OperatorService/ResumeTournament',
+                request_serializer=euchre_dot_v1_dot_referee__pb2.ResumeTournamentRequest.SerializeToString,
+                response_deserializer=euchre_dot_v1_dot_referee__pb2.ResumeTournamentResponse.FromString,
+                _registered_method=True)
 
 
 class OperatorServiceServicer:
@@ -159,7 +164,10 @@ class OperatorServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def StartTournament(self, request, context):
-        """Start a tournament from its TOML configuration; returns at once with its id.
+        """Start a tournament from its TOML configuration; returns at once with its id. An id
+        the referee already knows (running, or stored in its output folder, e.g. a
+        cancelled one) is refused with ALREADY_EXISTS: resume it with ResumeTournament, or
+        give the configuration another name or id.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -173,7 +181,8 @@ class OperatorServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListTournaments(self, request, context):
-        """Every tournament the referee knows, newest last.
+        """Every tournament the referee knows, newest last: those of this run and those stored
+        in its output folder by earlier runs.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -191,6 +200,15 @@ class OperatorServiceServicer:
     def CancelTournament(self, request, context):
         """Stop a tournament: games in progress are ended with termination INTERRUPTED and no
         new game starts. Cancelling a tournament that already ended changes nothing.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResumeTournament(self, request, context):
+        """Continue a stored tournament that is not running (cancelled, interrupted or failed,
+        on this run of the referee or an earlier one on the same output folder): its stored
+        games are kept and only the missing ones are played. Returns at once.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -228,6 +246,11 @@ def add_OperatorServiceServicer_to_server(servicer, server):
                     servicer.CancelTournament,
                     request_deserializer=euchre_dot_v1_dot_referee__pb2.CancelTournamentRequest.FromString,
                     response_serializer=euchre_dot_v1_dot_referee__pb2.CancelTournamentResponse.SerializeToString,
+            ),
+            'ResumeTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeTournament,
+                    request_deserializer=euchre_dot_v1_dot_referee__pb2.ResumeTournamentRequest.FromString,
+                    response_serializer=euchre_dot_v1_dot_referee__pb2.ResumeTournamentResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -394,6 +417,33 @@ class OperatorService:
             '/euchre.v1.OperatorService/CancelTournament',
             euchre_dot_v1_dot_referee__pb2.CancelTournamentRequest.SerializeToString,
             euchre_dot_v1_dot_referee__pb2.CancelTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResumeTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/euchre.v1.OperatorService/ResumeTournament',
+            euchre_dot_v1_dot_referee__pb2.ResumeTournamentRequest.SerializeToString,
+            euchre_dot_v1_dot_referee__pb2.ResumeTournamentResponse.FromString,
             options,
             channel_credentials,
             insecure,

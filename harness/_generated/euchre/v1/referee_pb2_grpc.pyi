@@ -116,11 +116,17 @@ class OperatorServiceStub:
     ListBots: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ListBotsRequest, _referee_pb2.ListBotsResponse]
     """Every bot session the referee knows, connected or recently disconnected."""
     StartTournament: _grpc.UnaryUnaryMultiCallable[_referee_pb2.StartTournamentRequest, _referee_pb2.StartTournamentResponse]
-    """Start a tournament from its TOML configuration; returns at once with its id."""
+    """Start a tournament from its TOML configuration; returns at once with its id. An id
+    the referee already knows (running, or stored in its output folder, e.g. a
+    cancelled one) is refused with ALREADY_EXISTS: resume it with ResumeTournament, or
+    give the configuration another name or id.
+    """
     GetTournament: _grpc.UnaryUnaryMultiCallable[_referee_pb2.GetTournamentRequest, _referee_pb2.GetTournamentResponse]
     """The current progress and standings of one tournament."""
     ListTournaments: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ListTournamentsRequest, _referee_pb2.ListTournamentsResponse]
-    """Every tournament the referee knows, newest last."""
+    """Every tournament the referee knows, newest last: those of this run and those stored
+    in its output folder by earlier runs.
+    """
     WatchTournament: _grpc.UnaryStreamMultiCallable[_referee_pb2.WatchTournamentRequest, _referee_pb2.WatchTournamentResponse]
     """Follow a tournament: the current progress at once, then a new message each time a
     game finishes or the status changes. The stream ends after the message that shows
@@ -129,6 +135,11 @@ class OperatorServiceStub:
     CancelTournament: _grpc.UnaryUnaryMultiCallable[_referee_pb2.CancelTournamentRequest, _referee_pb2.CancelTournamentResponse]
     """Stop a tournament: games in progress are ended with termination INTERRUPTED and no
     new game starts. Cancelling a tournament that already ended changes nothing.
+    """
+    ResumeTournament: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ResumeTournamentRequest, _referee_pb2.ResumeTournamentResponse]
+    """Continue a stored tournament that is not running (cancelled, interrupted or failed,
+    on this run of the referee or an earlier one on the same output folder): its stored
+    games are kept and only the missing ones are played. Returns at once.
     """
 
 @_typing.type_check_only
@@ -141,11 +152,17 @@ class OperatorServiceAsyncStub(OperatorServiceStub):
     ListBots: _aio.UnaryUnaryMultiCallable[_referee_pb2.ListBotsRequest, _referee_pb2.ListBotsResponse]  # type: ignore[assignment]
     """Every bot session the referee knows, connected or recently disconnected."""
     StartTournament: _aio.UnaryUnaryMultiCallable[_referee_pb2.StartTournamentRequest, _referee_pb2.StartTournamentResponse]  # type: ignore[assignment]
-    """Start a tournament from its TOML configuration; returns at once with its id."""
+    """Start a tournament from its TOML configuration; returns at once with its id. An id
+    the referee already knows (running, or stored in its output folder, e.g. a
+    cancelled one) is refused with ALREADY_EXISTS: resume it with ResumeTournament, or
+    give the configuration another name or id.
+    """
     GetTournament: _aio.UnaryUnaryMultiCallable[_referee_pb2.GetTournamentRequest, _referee_pb2.GetTournamentResponse]  # type: ignore[assignment]
     """The current progress and standings of one tournament."""
     ListTournaments: _aio.UnaryUnaryMultiCallable[_referee_pb2.ListTournamentsRequest, _referee_pb2.ListTournamentsResponse]  # type: ignore[assignment]
-    """Every tournament the referee knows, newest last."""
+    """Every tournament the referee knows, newest last: those of this run and those stored
+    in its output folder by earlier runs.
+    """
     WatchTournament: _aio.UnaryStreamMultiCallable[_referee_pb2.WatchTournamentRequest, _referee_pb2.WatchTournamentResponse]  # type: ignore[assignment]
     """Follow a tournament: the current progress at once, then a new message each time a
     game finishes or the status changes. The stream ends after the message that shows
@@ -154,6 +171,11 @@ class OperatorServiceAsyncStub(OperatorServiceStub):
     CancelTournament: _aio.UnaryUnaryMultiCallable[_referee_pb2.CancelTournamentRequest, _referee_pb2.CancelTournamentResponse]  # type: ignore[assignment]
     """Stop a tournament: games in progress are ended with termination INTERRUPTED and no
     new game starts. Cancelling a tournament that already ended changes nothing.
+    """
+    ResumeTournament: _aio.UnaryUnaryMultiCallable[_referee_pb2.ResumeTournamentRequest, _referee_pb2.ResumeTournamentResponse]  # type: ignore[assignment]
+    """Continue a stored tournament that is not running (cancelled, interrupted or failed,
+    on this run of the referee or an earlier one on the same output folder): its stored
+    games are kept and only the missing ones are played. Returns at once.
     """
 
 class OperatorServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -175,7 +197,11 @@ class OperatorServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _referee_pb2.StartTournamentRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_referee_pb2.StartTournamentResponse, _abc.Awaitable[_referee_pb2.StartTournamentResponse]]:
-        """Start a tournament from its TOML configuration; returns at once with its id."""
+        """Start a tournament from its TOML configuration; returns at once with its id. An id
+        the referee already knows (running, or stored in its output folder, e.g. a
+        cancelled one) is refused with ALREADY_EXISTS: resume it with ResumeTournament, or
+        give the configuration another name or id.
+        """
 
     @_abc_1.abstractmethod
     def GetTournament(
@@ -191,7 +217,9 @@ class OperatorServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _referee_pb2.ListTournamentsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_referee_pb2.ListTournamentsResponse, _abc.Awaitable[_referee_pb2.ListTournamentsResponse]]:
-        """Every tournament the referee knows, newest last."""
+        """Every tournament the referee knows, newest last: those of this run and those stored
+        in its output folder by earlier runs.
+        """
 
     @_abc_1.abstractmethod
     def WatchTournament(
@@ -212,6 +240,17 @@ class OperatorServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_referee_pb2.CancelTournamentResponse, _abc.Awaitable[_referee_pb2.CancelTournamentResponse]]:
         """Stop a tournament: games in progress are ended with termination INTERRUPTED and no
         new game starts. Cancelling a tournament that already ended changes nothing.
+        """
+
+    @_abc_1.abstractmethod
+    def ResumeTournament(
+        self,
+        request: _referee_pb2.ResumeTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.ResumeTournamentResponse, _abc.Awaitable[_referee_pb2.ResumeTournamentResponse]]:
+        """Continue a stored tournament that is not running (cancelled, interrupted or failed,
+        on this run of the referee or an earlier one on the same output folder): its stored
+        games are kept and only the missing ones are played. Returns at once.
         """
 
 def add_OperatorServiceServicer_to_server(servicer: OperatorServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

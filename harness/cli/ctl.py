@@ -1,0 +1,247 @@
+"""``euchre-harness ctl``: a command-line client for a running referee's operator API
+(``euchre.v1.OperatorService``), for machines without grpcurl.
+
+    euchre-harness ctl bots              the bot sessions the referee knows
+    euchre-harness ctl start CONFIG      start a tournament from a TOML file
+    euchre-harness ctl list              every tournament, stored ones included
+    euchre-harness ctl status ID         one tournament's progress and standings
+    euchre-harness ctl watch ID          follow it live until it ends
+    euchre-harness ctl cancel ID         stop it (its finished games stay stored)
+    euchre-harness ctl resume ID         continue a cancelled or interrupted one
+
+The referee's address comes from ``--address`` or ``EUCHRE_REFEREE_ADDRESS`` (default
+``127.0.0.1:50051``, where ``serve`` listens), the operator token from
+``EUCHRE_OPERATOR_TOKEN`` or ``--operator-token``. The token is sent as gRPC metadata and
+never printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from harness.protocol import operator as op
+
+ADDRESS_ENV = "EUCHRE_REFEREE_ADDRESS"
+TOKEN_ENV = "EUCHRE_OPERATOR_TOKEN"
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+
+
+def register(sub: Any) -> None:
+    """Add the ``ctl`` command (``sub`` is the ``add_subparsers`` object of the main
+    parser); its handler is :func:`main`."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "ctl", help="operate a running referee over gRPC: bots, tournaments",
+        description="A client for a running referee's operator API "
+                    "(euchre.v1.OperatorService): bots, tournaments, live standings.",
+        epilog=f"The address comes from --address or ${ADDRESS_ENV}, the token from "
+               f"${TOKEN_ENV} or --operator-token; the token is never printed.")
+    p.add_argument("--address", default=None, metavar="HOST:PORT",
+                   help=f"the referee's operator address (default: ${ADDRESS_ENV}, else "
+                        f"{DEFAULT_ADDRESS})")
+    p.add_argument("--operator-token", default=None, metavar="TOKEN",
+                   help=f"the referee's operator token (default: ${TOKEN_ENV}); prefer the "
+                        f"variable, as other users can see a flag in the process list")
+    p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="how long to wait for an answer (default 10; watch waits for ever)")
+    p.add_argument("--json", action="store_true",
+                   help="print each answer as one line of JSON")
+    csub = p.add_subparsers(dest="ctl_command", required=True, metavar="COMMAND",
+                            help="what to ask the referee")
+
+    def command(name: str, text: str) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = csub.add_parser(
+            name, help=text, description=text[0].upper() + text[1:] + ".")
+        return parser
+
+    command("bots", "list the bot sessions the referee knows")
+    s = command("start", "start a tournament from a TOML configuration")
+    s.add_argument("config", metavar="CONFIG",
+                   help="the tournament's TOML file (paths in it are resolved on the "
+                        "referee's machine: use absolute ones)")
+    s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a configuration key, e.g. --set games=4 (repeatable)")
+    command("list", "every tournament, those stored by earlier runs included")
+    for name, text in (("status", "one tournament's progress and standings"),
+                       ("watch", "follow a tournament's standings live until it ends"),
+                       ("resume", "continue a tournament that is not running")):
+        command(name, text).add_argument("id", metavar="ID", help="the tournament's id")
+    c = command("cancel", "stop a tournament; its finished games stay stored")
+    c.add_argument("id", metavar="ID", help="the tournament's id")
+    c.add_argument("--reason", default="", help="why (shown in its status)")
+    p.set_defaults(handler=main)
+
+
+class CtlError(Exception):
+    """A failure worth one line."""
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(_run(args))
+    except CtlError as e:
+        print(f"euchre-harness ctl: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _address(args: argparse.Namespace) -> str:
+    return str(args.address or os.environ.get(ADDRESS_ENV) or DEFAULT_ADDRESS)
+
+
+def _metadata(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
+    token = args.operator_token or os.environ.get(TOKEN_ENV)
+    return (("authorization", f"Bearer {token}"),) if token else ()
+
+
+def _explain(error: grpc.aio.AioRpcError, address: str, timeout: float) -> str:
+    code = error.code()
+    if code is grpc.StatusCode.UNAVAILABLE:
+        return (f"cannot reach a referee at {address} (is euchre-harness serve running "
+                f"there? set --address or ${ADDRESS_ENV})")
+    if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+        return f"no answer from the referee at {address} within {timeout:g}s"
+    detail = (error.details() or "").splitlines()[0] if error.details() else ""
+    return f"{code.name.lower()}: {detail or 'no detail'}"
+
+
+async def _run(args: argparse.Namespace) -> int:
+    address = _address(args)
+    try:
+        async with grpc.aio.insecure_channel(address) as channel:
+            stub = op.OperatorServiceStub(channel)
+            return await _COMMANDS[args.ctl_command](stub, args, _metadata(args))
+    except grpc.aio.AioRpcError as e:
+        raise CtlError(_explain(e, address, args.timeout)) from None
+
+
+# ---------------------------------------------------------------------- commands
+
+async def _bots(stub: Any, args: argparse.Namespace, md: Sequence[tuple[str, str]]) -> int:
+    answer = await stub.ListBots(op.ListBotsRequest(), metadata=md, timeout=args.timeout)
+    rows = [{"name": b.name, "state": op.bot_state_name(b.state), "session": b.session_id,
+             "game": b.game_id, "games": b.games_played, "faults": b.faults, "peer": b.peer}
+            for b in answer.bots]
+    if args.json:
+        print(json.dumps({"bots": rows}))
+    elif not rows:
+        print("no bots")
+    else:
+        _table(["name", "state", "session", "game", "games", "faults", "peer"],
+               [[str(r[k]) for k in r] for r in rows])
+    return 0
+
+
+async def _start(stub: Any, args: argparse.Namespace, md: Sequence[tuple[str, str]]) -> int:
+    path = Path(args.config)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise CtlError(f"cannot read {path}: {e.strerror or e}") from None
+    overrides = {}
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CtlError(f"--set takes KEY=VALUE; got {item!r}")
+        overrides[key.strip()] = value.strip()
+    answer = await stub.StartTournament(
+        op.StartTournamentRequest(config_toml=text, overrides=overrides), metadata=md,
+        timeout=args.timeout)
+    if args.json:
+        print(json.dumps({"tournament_id": answer.tournament_id}))
+    else:
+        print(f"started {answer.tournament_id}; follow it with: euchre-harness ctl watch "
+              f"{answer.tournament_id}")
+    return 0
+
+
+async def _list(stub: Any, args: argparse.Namespace, md: Sequence[tuple[str, str]]) -> int:
+    answer = await stub.ListTournaments(op.ListTournamentsRequest(), metadata=md,
+                                        timeout=args.timeout)
+    items = [op.progress_to_dict(t) for t in answer.tournaments]
+    if args.json:
+        print(json.dumps({"tournaments": items}))
+    elif not items:
+        print("no tournaments")
+    else:
+        _table(["id", "status", "games", "name"],
+               [[t["tournament_id"], t["status"], _games(t), t["name"]] for t in items])
+    return 0
+
+
+async def _status(stub: Any, args: argparse.Namespace, md: Sequence[tuple[str, str]]) -> int:
+    answer = await stub.GetTournament(op.GetTournamentRequest(tournament_id=args.id),
+                                      metadata=md, timeout=args.timeout)
+    return _show(answer.tournament, args.json, full=True)
+
+
+async def _watch(stub: Any, args: argparse.Namespace, md: Sequence[tuple[str, str]]) -> int:
+    last: op.TournamentProgress | None = None
+    async for update in stub.WatchTournament(
+            op.WatchTournamentRequest(tournament_id=args.id), metadata=md):
+        if update.tournament != last:
+            _show(update.tournament, args.json, full=False)
+        last = update.tournament
+    if last is None:
+        raise CtlError(f"the referee ended the watch of {args.id!r} without an update")
+    if not args.json:
+        _show(last, False, full=True)
+    return 1 if op.status_name(last.status) == "failed" else 0
+
+
+async def _cancel(stub: Any, args: argparse.Namespace, md: Sequence[tuple[str, str]]) -> int:
+    answer = await stub.CancelTournament(
+        op.CancelTournamentRequest(tournament_id=args.id, reason=args.reason), metadata=md,
+        timeout=args.timeout)
+    return _show(answer.tournament, args.json, full=False)
+
+
+async def _resume(stub: Any, args: argparse.Namespace, md: Sequence[tuple[str, str]]) -> int:
+    answer = await stub.ResumeTournament(op.ResumeTournamentRequest(tournament_id=args.id),
+                                         metadata=md, timeout=args.timeout)
+    return _show(answer.tournament, args.json, full=False)
+
+
+_COMMANDS = {"bots": _bots, "start": _start, "list": _list, "status": _status,
+             "watch": _watch, "cancel": _cancel, "resume": _resume}
+
+
+# ---------------------------------------------------------------------- output
+
+def _games(t: dict[str, Any]) -> str:
+    return f"{t['games_done']}/{t['games_total'] or '?'}"
+
+
+def _show(p: op.TournamentProgress, as_json: bool, *, full: bool) -> int:
+    t = op.progress_to_dict(p)
+    if as_json:
+        print(json.dumps(t), flush=True)
+        return 0
+    line = f"{t['tournament_id']}: {t['status']}, {_games(t)} games"
+    if t["detail"]:
+        line += f" ({t['detail']})"
+    if not full:
+        leaders = ", ".join(f"{r['name']} {r['elo']:+.0f}" for r in t["standings"][:4])
+        print(line + (f"; {leaders}" if leaders else ""), flush=True)
+        return 0
+    print(line)
+    if t["standings"]:
+        _table(["rank", "name", "elo", "+/-", "games", "score"],
+               [[str(i), r["name"], f"{r['elo']:+.0f}", f"{r['ci95']:.0f}", str(r["games"]),
+                 f"{100 * r['score']:.1f}%"] for i, r in enumerate(t["standings"], 1)])
+    return 0
+
+
+def _table(header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=False)]
+    for row in (header, *rows):
+        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())

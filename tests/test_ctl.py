@@ -1,0 +1,76 @@
+"""``euchre-harness ctl`` against a real ``serve`` process: every sub-command, the
+address and token from the environment, one-line errors, and a token never shown."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from serve_support import config, ctl, serve
+
+TOKEN = "ctl-test-token-7f3a9c"
+
+
+def _lines(result: subprocess.CompletedProcess[str]) -> str:
+    return f"{result.stdout}{result.stderr}"
+
+
+def test_ctl_drives_a_referee_and_never_shows_the_token(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    quick = tmp_path / "quick.toml"
+    quick.write_text(config("quick", 1))
+    long = tmp_path / "long.toml"
+    long.write_text(config("long", 20))
+    env = {"EUCHRE_OPERATOR_TOKEN": TOKEN}
+    seen: list[str] = []
+    with serve(out, env=env) as server:
+        def run(*args: str, code: int = 0) -> str:
+            result = ctl(server.address, *args, env=env)
+            text = _lines(result)
+            seen.append(text)
+            assert result.returncode == code, text
+            return str(result.stdout)
+
+        assert run("bots").strip() == "no bots"
+        assert "started quick" in run("start", str(quick))
+        watched = run("watch", "quick")
+        assert "quick: finished, 2/2 games" in watched
+        assert "heuristic" in watched and "random" in watched
+        listed = run("list")
+        assert "quick" in listed and "finished" in listed
+        status = json.loads(run("--json", "status", "quick"))
+        assert status["status"] == "finished" and status["games_done"] == 2
+        assert {r["name"] for r in status["standings"]} == {"heuristic", "random"}
+
+        assert "started long" in run("start", str(long), "--set", "games=30")
+        assert "long: cancelled" in run("cancel", "long", "--reason", "lunch")
+        assert run("resume", "long").startswith(("long: pending", "long: running"))
+        assert "long: cancelled" in run("cancel", "long")
+
+        wrong = ctl(server.address, "list", env={"EUCHRE_OPERATOR_TOKEN": "wrong"})
+        assert wrong.returncode == 2
+        assert wrong.stdout == ""
+        assert wrong.stderr.startswith("euchre-harness ctl: error: permission_denied: ")
+        assert len(wrong.stderr.strip().splitlines()) == 1
+        missing = ctl(server.address, "status", "nope", env=env)
+        assert missing.returncode == 2
+        assert "not_found" in missing.stderr and len(missing.stderr.strip().splitlines()) == 1
+        server.stop()
+    seen.append(server.stderr)
+    seen += [p.read_text(errors="replace") for p in out.rglob("*") if p.is_file()
+             and p.suffix in (".log", ".md", ".json", ".jsonl", ".toml")]
+    assert not [text for text in seen if TOKEN in text]
+
+
+def test_ctl_reports_an_unreachable_referee_in_one_line(tmp_path: Path) -> None:
+    with serve(tmp_path / "out") as server:
+        address = server.address
+        server.stop()
+    result = ctl(address, "list")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert lines == [f"euchre-harness ctl: error: cannot reach a referee at {address} (is "
+                     f"euchre-harness serve running there? set --address or "
+                     f"$EUCHRE_REFEREE_ADDRESS)"]
