@@ -6,6 +6,7 @@
     euchre-harness ratings [STORE]                       recompute the tables from a results store
     euchre-harness replay GAME [--store STORE]           show a stored game hand by hand
     euchre-harness sprt --candidate A --baseline B ...   a head-to-head SPRT
+    euchre-harness report [FOLDER]                       write report.html from a results folder
 """
 
 from __future__ import annotations
@@ -181,6 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from harness.tournament import cli as tcli
     tcli.add_commands(sub)
+    from harness import cli_report
+    cli_report.register(sub)
     return ap
 
 

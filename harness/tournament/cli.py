@@ -48,6 +48,8 @@ def add_commands(sub: Any) -> None:
     p = sub.add_parser("replay", help="show a stored game hand by hand")
     p.add_argument("game", help="a game key (e.g. rr/0000/000/t0), TOURNAMENT/KEY, or row id")
     p.add_argument("--store", default=str(store_path(Path("results"))))
+    p.add_argument("--html", metavar="FILE", help="write the game's replay viewer (an HTML "
+                                                  "page) to FILE instead of printing it")
     p.set_defaults(handler=cmd_replay)
 
 
@@ -177,6 +179,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
         row = store.find_game(args.game)
     if row is None:
         raise HarnessError(f"no game {args.game!r} in {path}")
+    if args.html:
+        from harness.web import replay_html
+
+        Path(args.html).write_text(replay_html(dict(row.record)), encoding="utf-8")
+        print(args.html)
+        return 0
     print(render_game(row))
     return 0
 
