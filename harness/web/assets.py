@@ -147,8 +147,8 @@ REPLAY_JS = """
   const names = data.names || [];
   $("players").textContent = names.map((n, s) => "seat " + s + ": " + n).join(" \\u00b7 ");
   const final = (data.teams || []).map((t, i) => t + " " + data.final[i]).join(", ");
-  $("outcome").textContent = "Final score: " + (final || "-") + " (" + data.termination +
-    (data.detail ? ": " + data.detail : "") + ")" +
+  const end = data.termination + (data.detail ? ": " + data.detail : "");
+  $("outcome").textContent = "Final score: " + (final || "-") + (end ? " (" + end + ")" : "") +
     (data.faults.length ? ". Faults: " + data.faults.join("; ") : "");
   if (data.error) {
     $("viewer").replaceChildren(make("p", "error", "This game cannot be replayed: " + data.error));

@@ -148,6 +148,11 @@ def _convergence(data: ReportData) -> str:
             f'rating fitted over the first games only, with its 95% interval shaded.</p>')
 
 
+_DECISIONS = {"continue": "continue (no decision yet)",
+              "accept_h0": "accept H0 (not stronger by elo1)",
+              "accept_h1": "accept H1 (stronger)"}
+
+
 def _sprt(data: ReportData) -> str:
     s = data.summary.get("sprt")
     if not s:
@@ -163,7 +168,7 @@ def _sprt(data: ReportData) -> str:
         ("LOS", _pct(s["los"])),
         ("LLR", f"{s['llr']:.3f}"),
         ("bounds", f"{s['lower']:.3f}, {s['upper']:.3f}"),
-        ("decision", s["decision"].replace("_", " ")),
+        ("decision", _DECISIONS.get(s["decision"], s["decision"])),
     ]
     table = _table(("", ""), [f'<tr><td class="name">{escape(k)}</td>{_cell(v, k)}</tr>'
                               for k, v in rows], "sprt")
