@@ -73,6 +73,23 @@ def test_replay_view_accounts_for_every_card_each_seat_held(rules: dict[str, Any
             assert {str(c) for c in hand.dummy} <= gained
 
 
+def test_a_game_stopped_mid_hand_shows_the_unfinished_hand() -> None:
+    """A forfeited game's record ends inside a hand: the viewer shows its steps so far."""
+    record = random_record(FORMS[3], 4)
+    last = record["hands"][-1]
+    last["actions"] = last["actions"][:-4]
+    last["result"] = None
+    del record["scores"], record["outcome"]
+    record.update(termination="forfeit", detail="seat 1 timed out",
+                  faults=[{"seat": 1, "bot": "east", "kind": "timeout", "detail": "1.0 s"}])
+    view = replay_view(record)
+    assert view["error"] is None
+    assert view["hands"][-1]["result"] is None
+    assert len(view["hands"][-1]["steps"]) == 1 + len(last["actions"])
+    assert view["faults"] == ["east (seat 1): timeout: 1.0 s"]
+    assert view["termination"] == "forfeit"
+
+
 def test_a_record_that_does_not_replay_gives_a_page_with_the_error() -> None:
     record = random_record(FORMS[0], 3)
     record["scores"] = [99, 0]

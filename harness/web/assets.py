@@ -46,7 +46,7 @@ section { margin-bottom: 1.5rem; }
 .charts { display: flex; flex-wrap: wrap; gap: 1.5rem; align-items: flex-start; }
 .chart { border: 1px solid var(--line); border-radius: 6px; padding: .4rem; background: #fff;
          width: fit-content; }
-.legend { font-size: 12px; color: var(--muted); max-width: 60rem; }
+.legend { font-size: 12px; color: var(--muted); max-width: 32rem; }
 #games-filter { margin: .3rem 0; padding: .25rem .5rem; width: 18rem; }
 tr.hidden { display: none; }
 td.win { color: var(--good); font-weight: 600; }

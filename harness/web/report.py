@@ -63,7 +63,7 @@ def _standings(summary: Mapping[str, Any]) -> str:
     ]
     table = _table(("Bot", "#", "Elo", "±95%", "Games", "Score", "LOS next"), rows, "standings")
     plot = svg.interval_plot([(p["name"], p["elo"], p["lower"], p["upper"])
-                              for p in ratings["players"]], label="Elo (95% interval)",
+                              for p in ratings["players"]], label="Elo (95% interval)", width=500,
                              colours=_colours(summary))
     anchor = ratings.get("anchor")
     note = (f"Anchored: {escape(anchor)} is fixed at its rating." if anchor
@@ -240,8 +240,10 @@ def render_report_html(data: ReportData, replay_files: Sequence[str]) -> str:
 <li id="game-count">Games: {summary['games']['total']}{f' ({escape(by_end)})' if by_end else ''}
 </li></ul></header>
 <section><h2>Standings</h2>{_standings(summary)}</section>
+<div class="charts">
 <section><h2>Likelihood of superiority (row above column)</h2>{_los(summary)}</section>
 <section><h2>Head to head</h2>{_head_to_head(summary)}</section>
+</div>
 <section><h2>Euchre statistics</h2>{_stats(summary)}</section>
 <section><h2>Rating against games played</h2>{_convergence(data)}</section>
 {_sprt(data)}
