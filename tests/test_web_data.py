@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import random
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,11 +15,11 @@ import pytest
 from harness.rules.config import RulesConfig
 from harness.rules.game import Game, play_random_game
 from harness.sprt import Pentanomial, Sprt
-from harness.store import GameRow
+from harness.store import GameRow, ResultsStore
 from harness.tournament.results import fit_ratings
-from harness.web import svg
+from harness.web import svg, write_report_html
 from harness.web.data import convergence, llr_series
-from harness.web.replay import replay_html, replay_view
+from harness.web.replay import VIEWER_STAMP, replay_html, replay_view
 
 FORMS = [
     {"form": "four-handed", "deck": "24"},
@@ -168,3 +169,28 @@ def test_nice_ticks_cover_the_range_with_round_steps() -> None:
     steps = {round(b - a, 9) for a, b in itertools.pairwise(ticks)}
     assert len(steps) == 1
     assert all(t == int(t) for t in svg.nice_ticks(0, 3, integer=True))
+
+
+def stored_games(path: Path, count: int) -> ResultsStore:
+    store = ResultsStore(path)
+    store.ensure_tournament("t", "t", {"format": "round-robin"})
+    for i in range(count):
+        record = random_record(FORMS[0], 30 + i)
+        places = record["outcome"]["places"]
+        store.record_game(GameRow("t", f"g/{i}", "four-handed", record["seed"],
+                                  tuple(record["seats"]), "normal", tuple(record["scores"]),
+                                  tuple(places), len(record["hands"]), "", "", 0.1, record))
+    return store
+
+
+def test_report_keeps_current_replay_pages_and_rewrites_stale_ones(tmp_path: Path) -> None:
+    with stored_games(tmp_path / "results.sqlite", 2) as store:
+        report = write_report_html(tmp_path, store, "t")
+        pages = sorted((tmp_path / "replays").iterdir())
+        assert [p.name for p in pages] == ["g_0.html", "g_1.html"]
+        assert 'href="replays/g_0.html"' in report.read_text()
+        pages[0].write_text("an older viewer")
+        kept = pages[1].stat().st_mtime_ns
+        write_report_html(tmp_path, store, "t")
+    assert VIEWER_STAMP in pages[0].read_text()
+    assert pages[1].stat().st_mtime_ns == kept

@@ -6,12 +6,14 @@ from __future__ import annotations
 __all__ = ["REPLAY_CSS", "REPLAY_JS", "REPORT_CSS", "REPORT_JS", "page"]
 
 
-def page(title: str, css: str, body: str) -> str:
-    """A whole HTML document; ``title`` must already be escaped."""
+def page(title: str, css: str, body: str, generator: str = "euchre-harness") -> str:
+    """A whole HTML document; ``title`` must already be escaped. ``generator`` goes into
+    a meta tag in the first lines (see :data:`harness.web.replay.VIEWER_STAMP`)."""
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta name="generator" content="{generator}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title}</title>
 <style>{BASE_CSS}{css}</style>

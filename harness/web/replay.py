@@ -13,6 +13,7 @@ the view in a page whose small script steps through it.
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 from collections.abc import Mapping, Sequence
@@ -27,7 +28,16 @@ from harness.rules.hand import Hand, Phase
 from harness.rules.scoring import HandResult, team_count, team_of
 from harness.web import assets
 
-__all__ = ["pretty_card", "replay_html", "replay_view"]
+__all__ = ["VIEWER_STAMP", "pretty_card", "replay_html", "replay_view"]
+
+VIEW_FORMAT = 1
+"""Raise when :func:`replay_view`'s output changes, so pages written before are redone."""
+
+VIEWER_STAMP = "euchre-harness replay " + hashlib.sha256(
+    f"{VIEW_FORMAT}{assets.BASE_CSS}{assets.REPLAY_CSS}{assets.REPLAY_JS}".encode()
+).hexdigest()[:16]
+"""Written into every replay page's head: a page that carries it is current (a stored
+game never changes), so :func:`~harness.web.report.write_report_html` keeps it."""
 
 SUIT_SYMBOLS = {Suit.CLUBS: "\u2663", Suit.DIAMONDS: "\u2666", Suit.HEARTS: "\u2665",
                 Suit.SPADES: "\u2660"}
@@ -199,4 +209,4 @@ def replay_html(record: dict[str, Any]) -> str:
 <aside><div id="scorebox"><h2>Score</h2><div id="score"></div></div>
 <div id="trumpbox"></div><h2>This hand</h2><ol id="log"></ol></aside></main>
 <script id="game-data" type="application/json">{_script_json(view)}</script>
-<script>{assets.REPLAY_JS}</script>""")
+<script>{assets.REPLAY_JS}</script>""", generator=VIEWER_STAMP)

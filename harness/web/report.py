@@ -19,7 +19,7 @@ from typing import Any
 from harness.store import ResultsStore
 from harness.web import assets, svg
 from harness.web.data import GameSummary, ReportData, load_report
-from harness.web.replay import replay_html
+from harness.web.replay import VIEWER_STAMP, replay_html
 
 __all__ = ["REPLAY_DIR", "render_report_html", "replay_file_names", "write_report_html"]
 
@@ -259,17 +259,30 @@ def _write(path: Path, text: str) -> None:
     os.replace(partial, path)
 
 
+def _is_current(path: Path) -> bool:
+    """Whether a replay page exists and was written by this version of the viewer (a
+    stored game never changes, so such a page need not be written again)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(512)
+    except OSError:
+        return False
+    return f'content="{VIEWER_STAMP}"'.encode() in head
+
+
 def write_report_html(out_dir: Path, store: ResultsStore, tournament_id: str, *,
                       anchor: str | None = None, anchor_rating: float = 0.0) -> Path:
     """Write ``report.html`` for one tournament of ``store`` into ``out_dir`` (created if
-    needed), and one replay page per game into ``out_dir/replays/``; return the report's
-    path. ``anchor`` fixes a bot's rating as in ``summary.json``."""
+    needed), and one replay page per game into ``out_dir/replays/`` (pages already
+    written by this version of the viewer are kept); return the report's path.
+    ``anchor`` fixes a bot's rating as in ``summary.json``."""
     data = load_report(store, tournament_id, anchor=anchor, anchor_rating=anchor_rating)
     files = replay_file_names(data.games)
     replays = out_dir / REPLAY_DIR
     replays.mkdir(parents=True, exist_ok=True)
     for game, file in zip(data.games, files, strict=True):
-        _write(replays / file, replay_html(dict(game.record)))
+        if not _is_current(replays / file):
+            _write(replays / file, replay_html(dict(game.record)))
     path = out_dir / "report.html"
     _write(path, render_report_html(data, files))
     return path
