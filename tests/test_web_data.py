@@ -4,6 +4,7 @@ ends at the SPRT's LLR, and the SVG charts are well-formed."""
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import random
 import xml.etree.ElementTree as ET
@@ -12,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from harness import cli_report
+from harness.errors import HarnessError
 from harness.rules.config import RulesConfig
 from harness.rules.game import Game, play_random_game
 from harness.sprt import Pentanomial, Sprt
@@ -194,3 +197,16 @@ def test_report_keeps_current_replay_pages_and_rewrites_stale_ones(tmp_path: Pat
         write_report_html(tmp_path, store, "t")
     assert VIEWER_STAMP in pages[0].read_text()
     assert pages[1].stat().st_mtime_ns == kept
+
+
+def test_report_command_asks_which_tournament_when_the_store_holds_several(
+        tmp_path: Path) -> None:
+    with stored_games(tmp_path / "results.sqlite", 1) as store:
+        store.ensure_tournament("other", "other", {"format": "round-robin"})
+    args = argparse.Namespace(folder=str(tmp_path), tournament=None, anchor=None,
+                              anchor_rating=0.0, output=None)
+    with pytest.raises(HarnessError, match="--tournament"):
+        cli_report.handle(args)
+    args.tournament = "t"
+    assert cli_report.handle(args) == 0
+    assert (tmp_path / "report.html").is_file()

@@ -60,15 +60,17 @@ command = "{python} -m sample_bots.random_bot"
 name = "heuristic"
 command = "{python} -m sample_bots.heuristic_bot"
 [[bot]]
-name = "heuristic-2"
-command = "{python} -m sample_bots.heuristic_bot"
+name = "faulty"
+command = "{python} -m sample_bots.faulty_bot --mode illegal --after 25"
 """)
     return path
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A round robin of three bots (6 games), with report.html written by the CLI."""
+    """A round robin of three bots (6 games), one of which plays an illegal card once it
+    has made 25 decisions (so its games end by forfeit), with report.html written by the
+    CLI."""
     folder = tmp_path_factory.mktemp("web")
     out = folder / "out"
     cli("run", str(tournament_file(folder)), "--output", str(out), "--quiet")
@@ -157,7 +159,12 @@ def test_report_numbers_equal_summary_json(results: Path, tab: Tab, tmp_path: Pa
     total = summary["games"]["total"]
     assert f"Games: {total}" in page.locator("#game-count").inner_text()
     assert page.locator("#games tbody tr").count() == total == 6
-    assert page.locator("#faults").inner_text() == "No faults."
+    faults = summary["faults"]["faulty"]
+    assert faults["illegal_action"] >= 1
+    for kind, count in faults.items():
+        assert number(cell(page, "faults", "faulty", kind)) == count
+    assert number(cell(page, "faults", "faulty", "forfeits")) == summary["stats"]["faulty"][
+        "forfeits"] >= 1
     page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
     assert tab.errors == []
 

@@ -240,7 +240,10 @@ REPLAY_JS = """
     if (hand.dummy) { table.append(dummyPanel(hand, si)); }
     const info = make("div", "pos-info");
     info.append(make("div", "", "Hand " + (hi + 1) + ", dealer " + names[hand.dealer]));
-    if (hand.result && si === hand.steps.length - 1) { info.append(make("div", "", hand.result)); }
+    if (si === hand.steps.length - 1) {
+      info.append(make("div", "", hand.result || "The game ended here (" + data.termination +
+        "); the hand was not finished."));
+    }
     table.append(info);
 
     const score = $("score");
