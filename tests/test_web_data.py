@@ -17,7 +17,7 @@ from harness import cli_report
 from harness.errors import HarnessError
 from harness.rules.config import RulesConfig
 from harness.rules.game import Game, play_random_game
-from harness.sprt import Pentanomial, Sprt
+from harness.sprt import Pentanomial, Sprt, Trinomial
 from harness.store import GameRow, ResultsStore
 from harness.tournament.results import fit_ratings
 from harness.web import svg, write_report_html
@@ -153,6 +153,15 @@ def test_llr_series_has_a_point_per_complete_pair_and_ends_at_the_sprt_llr() -> 
     expected = Pentanomial.from_pair_scores([2, 1, 2, 0])
     assert counts == expected
     assert points[-1][1] == pytest.approx(test.llr(expected))
+
+
+def test_llr_series_without_duplicates_has_a_point_per_game() -> None:
+    rows = duplicate_rows([(1, 2), (2, 2)])
+    test = Sprt(0, 50)
+    points, counts = llr_series(rows, test, "a", "b", duplicate=False)
+    assert [n for n, _ in points] == [1, 2, 3, 4]
+    assert counts == Trinomial.from_scores([1, 0, 0, 0])
+    assert points[-1][1] == pytest.approx(test.llr(counts))
 
 
 def test_charts_are_well_formed_svg_with_a_mark_per_value() -> None:

@@ -16,11 +16,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.ratings import fit
 from harness.report import summary_json
 from harness.sprt import Pentanomial, Sprt, Trinomial
 from harness.store import GameRow, ResultsStore
 from harness.tournament.results import fit_ratings, rated_games
-from harness.tournament.schedule import head_to_head_score
+from harness.tournament.schedule import head_to_head_score, rating_results
 from harness.tournament.stats import compute_stats
 
 __all__ = ["CONVERGENCE_POINTS", "GameSummary", "ReportData", "load_report"]
@@ -66,7 +67,7 @@ def convergence(rows: Sequence[GameRow], *, anchor: str | None = None,
     """Each player's rating fitted over the first k rated games, for up to ``points``
     values of k spread evenly up to all of them. A prefix in which the anchor has not
     played yet is fitted with mean 0 instead."""
-    rated = [r for r in rows if r.termination != "interrupted" and all(p > 0 for p in r.ranking)]
+    rated = rated_games(rows)
     n = len(rated)
     series: dict[str, list[tuple[int, float, float]]] = {}
     if n == 0:
@@ -74,11 +75,9 @@ def convergence(rows: Sequence[GameRow], *, anchor: str | None = None,
     steps = sorted({max(1, math.ceil(n * i / points)) for i in range(1, points + 1)})
     for k in steps:
         prefix = rated[:k]
-        seated = {name for r in prefix for name in r.seats}
-        ratings = fit_ratings(prefix, anchor=anchor if anchor in seated else None,
-                              anchor_rating=anchor_rating)
-        if ratings is None:
-            continue
+        seated = {name for game, _ in prefix for name in game.seats}
+        ratings = fit(rating_results(prefix), anchor=anchor if anchor in seated else None,
+                      anchor_rating=anchor_rating)
         for name in ratings.players:
             series.setdefault(name, []).append((k, ratings.elo[name], ratings.ci95[name]))
     return series
@@ -97,11 +96,10 @@ def llr_series(rows: Sequence[GameRow], test: Sprt, candidate: str, baseline: st
                duplicate: bool) -> tuple[list[tuple[int, float]], Pentanomial | Trinomial]:
     """The LLR after each complete duplicate pair (or each game, without duplicates), in
     the order they were stored, and the final counts (which ``summary.json`` reports)."""
-    scores: list[float] = []
     points: list[tuple[int, float]] = []
     groups: dict[str, dict[int, float]] = {}
-    counts: Pentanomial | Trinomial = (Pentanomial.from_pair_scores([]) if duplicate
-                                       else Trinomial.from_scores([]))
+    pairs = Pentanomial.from_pair_scores([])
+    games = Trinomial.from_scores([])
     for game, places in rated_games(rows):
         s = head_to_head_score(game, places, candidate, baseline)
         if s is None:
@@ -111,13 +109,12 @@ def llr_series(rows: Sequence[GameRow], test: Sprt, candidate: str, baseline: st
             tables[game.table] = s
             if set(tables) != {0, 1}:
                 continue
-            scores.append(tables[0] + tables[1])
-            counts = Pentanomial.from_pair_scores(scores)
+            pairs = pairs + Pentanomial.from_pair_scores([tables[0] + tables[1]])
+            points.append((len(points) + 1, test.llr(pairs)))
         else:
-            scores.append(s)
-            counts = Trinomial.from_scores(scores)
-        points.append((len(scores), test.llr(counts)))
-    return points, counts
+            games = games + Trinomial.from_scores([s])
+            points.append((len(points) + 1, test.llr(games)))
+    return points, (pairs if duplicate else games)
 
 
 def _game_summary(row: GameRow) -> GameSummary:
