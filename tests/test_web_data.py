@@ -94,6 +94,17 @@ def test_a_game_stopped_mid_hand_shows_the_unfinished_hand() -> None:
     assert view["termination"] == "forfeit"
 
 
+def test_a_game_that_ended_before_the_first_decision_shows_the_deal() -> None:
+    """After a start-up failure the record holds one dealt hand and no actions."""
+    record = random_record(FORMS[0], 6)
+    record["hands"] = [{**record["hands"][0], "actions": [], "result": None}]
+    del record["scores"], record["outcome"]
+    view = replay_view(record)
+    assert view["error"] is None
+    assert [len(h["steps"]) for h in view["hands"]] == [1]
+    assert view["hands"][0]["result"] is None
+
+
 def test_a_record_that_does_not_replay_gives_a_page_with_the_error() -> None:
     record = random_record(FORMS[0], 3)
     record["scores"] = [99, 0]

@@ -96,18 +96,19 @@ def _result_text(result: HandResult, form: Form, names: Sequence[str]) -> str:
 
 
 def _state(hand: Hand, scores: Sequence[int]) -> dict[str, Any]:
-    """What the table shows after an action (cards held are tracked separately)."""
+    """What the table shows after an action (cards held are tracked separately): the
+    trick in progress, or the one just completed with its winner; ``number`` counts the
+    tricks begun."""
     if hand.trick or not hand.tricks:
-        trick, winner = [[s, str(c)] for s, c in hand.trick], None
-        leader = hand.trick[0][0] if hand.trick else hand.leader
-    else:  # a trick was just completed: show it with its winner
-        last = hand.tricks[-1]
-        trick, winner, leader = [[s, str(c)] for s, c in last.plays], last.winner, last.leader
+        trick, winner = hand.trick, None
+    else:
+        trick, winner = list(hand.tricks[-1].plays), hand.tricks[-1].winner
     return {
-        "trick": trick, "winner": winner, "leader": leader, "number": len(hand.tricks)
-        + (1 if hand.trick else 0), "tricks": list(hand.tricks_won),
-        "trump": _suit_name(hand.trump), "maker": hand.maker, "alone": list(hand.alone),
-        "out": list(hand.sitting_out), "turn": hand.current, "score": list(scores),
+        "trick": [[s, str(c)] for s, c in trick], "winner": winner,
+        "number": len(hand.tricks) + (1 if hand.trick else 0),
+        "tricks": list(hand.tricks_won), "trump": _suit_name(hand.trump),
+        "maker": hand.maker, "alone": list(hand.alone), "out": list(hand.sitting_out),
+        "turn": hand.current, "score": list(scores),
     }
 
 
@@ -121,6 +122,7 @@ def _hand_view(game: Game, recorded: Hand, names: Sequence[str],
     dealer_name = names[hand.dealer]
     steps = [{"seat": None, "text": f"{dealer_name} deals; {pretty_card(hand.upcard)} is "
                                     f"turned up", **_state(hand, scores)}]
+    result: str | None = None
     for i, t in enumerate(recorded.transitions, 1):
         text = _action_text(t.action, t.phase, hand)
         hand.apply(t.action)
@@ -138,14 +140,13 @@ def _hand_view(game: Game, recorded: Hand, names: Sequence[str],
         if hand.result is not None:
             for team, p in enumerate(hand.result.points):
                 scores[team] += p
-            text += "; " + _result_text(hand.result, game.config.form, names)
+            result = _result_text(hand.result, game.config.form, names)
+            text += "; " + result
         steps.append({"seat": t.seat, "text": text, **_state(hand, scores)})
     return {
         "dealer": hand.dealer, "upcard": str(hand.upcard),
         "kitty": [str(c) for c in hand.kitty], "dummy": dummy, "cards": cards,
-        "steps": steps,
-        "result": (None if hand.result is None
-                   else _result_text(hand.result, game.config.form, names)),
+        "steps": steps, "result": result,
     }
 
 
