@@ -140,8 +140,10 @@ def _stats(summary: Mapping[str, Any]) -> str:
 def _convergence(data: ReportData) -> str:
     if not data.convergence:
         return "<p>No rated games yet.</p>"
-    series = {n: [(g, e) for g, e, _ in pts] for n, pts in data.convergence.items()}
-    bands = {n: [(g, e - c, e + c) for g, e, c in pts] for n, pts in data.convergence.items()}
+    order = [n for n in _names(data.summary) if n in data.convergence]
+    order += [n for n in data.convergence if n not in order]
+    series = {n: [(g, e) for g, e, _ in data.convergence[n]] for n in order}
+    bands = {n: [(g, e - c, e + c) for g, e, c in data.convergence[n]] for n in order}
     chart = svg.line_chart(series, x_label="games rated", y_label="Elo", bands=bands,
                            colours=_colours(data.summary))
     return (f'<div class="chart" id="convergence">{chart}</div><p class="legend">Each bot\'s '
