@@ -39,6 +39,14 @@ def random_record(rules: dict[str, Any], seed: int) -> dict[str, Any]:
     return record
 
 
+def expanded(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each step's full state, as the page's script rebuilds it from the deltas."""
+    out = [steps[0]]
+    for step in steps[1:]:
+        out.append({**out[-1], **step})
+    return out
+
+
 @pytest.mark.parametrize("rules", FORMS, ids=lambda r: f"{r['form']}-{r['deck']}")
 def test_replay_view_has_a_step_per_action_and_ends_at_the_recorded_score(
         rules: dict[str, Any]) -> None:
@@ -52,7 +60,9 @@ def test_replay_view_has_a_step_per_action_and_ends_at_the_recorded_score(
         assert [s["seat"] for s in shown["steps"][1:]] == [a[0] for a in recorded["actions"]]
         assert shown["upcard"] == recorded["deck"].split()[len(recorded["deck"].split())
                                                            - len(shown["kitty"])]
-    assert view["hands"][-1]["steps"][-1]["score"] == record["scores"]
+    assert expanded(view["hands"][-1]["steps"])[-1]["score"] == record["scores"]
+    for shown in view["hands"]:  # a full state per step, once the deltas are filled in
+        assert all(set(step) == set(shown["steps"][0]) for step in expanded(shown["steps"]))
     assert view["final"] == record["scores"]
 
 

@@ -157,6 +157,12 @@ REPLAY_JS = """
     $("controls").hidden = true;
     return;
   }
+  // Each step after a hand's first holds only what changed: fill in the rest.
+  for (const h of data.hands) {
+    for (let i = 1; i < h.steps.length; i++) {
+      h.steps[i] = Object.assign({}, h.steps[i - 1], h.steps[i]);
+    }
+  }
   const places = PLACES[data.form];
   const flat = [];
   data.hands.forEach((h, hi) => h.steps.forEach((s, si) => flat.push([hi, si])));

@@ -8,13 +8,15 @@ the maker, who went alone or sits out, whose turn it is and the score. Which car
 seat holds comes from the engine's hands before and after each action: a card that
 appears was gained at that step (the upcard, or the dummy in cutthroat), one that goes
 was played or discarded. Nothing here re-implements a rule. :func:`replay_html` wraps
-the view in a page whose small script steps through it.
+the view in a page whose small script steps through it (each step after a hand's first
+holds only what changed).
 """
 
 from __future__ import annotations
 
 import hashlib
 import html
+import itertools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -112,6 +114,16 @@ def _state(hand: Hand, scores: Sequence[int]) -> dict[str, Any]:
     }
 
 
+def _deltas(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first step whole, then each step as only what differs from the one before
+    (besides ``seat`` and ``text``); the page's script fills the rest in."""
+    out = steps[:1]
+    for before, step in itertools.pairwise(steps):
+        out.append({k: v for k, v in step.items()
+                    if k in ("seat", "text") or before.get(k) != v})
+    return out
+
+
 def _hand_view(game: Game, recorded: Hand, names: Sequence[str],
                scores: list[int]) -> dict[str, Any]:
     hand = Hand(game.config, recorded.dealer, recorded.deck)
@@ -146,7 +158,7 @@ def _hand_view(game: Game, recorded: Hand, names: Sequence[str],
     return {
         "dealer": hand.dealer, "upcard": str(hand.upcard),
         "kitty": [str(c) for c in hand.kitty], "dummy": dummy, "cards": cards,
-        "steps": steps, "result": result,
+        "steps": _deltas(steps), "result": result,
     }
 
 
