@@ -204,11 +204,12 @@ def test_nice_ticks_cover_the_range_with_round_steps() -> None:
     assert all(t == int(t) for t in svg.nice_ticks(0, 3, integer=True))
 
 
-def stored_games(path: Path, count: int) -> ResultsStore:
+def stored_games(path: Path, count: int, seats: list[str] | None = None) -> ResultsStore:
     store = ResultsStore(path)
     store.ensure_tournament("t", "t", {"format": "round-robin"})
     for i in range(count):
         record = random_record(FORMS[0], 30 + i)
+        record["seats"] = seats or record["seats"]
         places = record["outcome"]["places"]
         store.record_game(GameRow("t", f"g/{i}", "four-handed", record["seed"],
                                   tuple(record["seats"]), "normal", tuple(record["scores"]),
@@ -240,3 +241,11 @@ def test_report_command_asks_which_tournament_when_the_store_holds_several(
     args.tournament = "t"
     assert cli_report.handle(args) == 0
     assert (tmp_path / "report.html").is_file()
+
+
+def test_report_escapes_bot_names(tmp_path: Path) -> None:
+    odd = '<img src=x onerror="alert(1)">'
+    with stored_games(tmp_path / "results.sqlite", 2, [odd, "b", odd, "b"]) as store:
+        report = write_report_html(tmp_path, store, "t").read_text()
+    assert "<img" not in report
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in report

@@ -32,7 +32,8 @@ def _pct(x: float | None) -> str:
 
 
 def _cell(value: object, field: str = "", cls: str = "", style: str = "") -> str:
-    attrs = (f' data-field="{field}"' if field else "") + (f' class="{cls}"' if cls else "")
+    attrs = (f' data-field="{escape(field)}"' if field else "")
+    attrs += f' class="{cls}"' if cls else ""
     attrs += f' style="{style}"' if style else ""
     return f"<td{attrs}>{escape(str(value))}</td>"
 
