@@ -87,7 +87,7 @@ def test_a_restarted_referee_lists_gets_and_resumes_its_stored_tournaments(
             ops.StartTournament(op.StartTournamentRequest(config_toml=config("done", 1)))
             done = watch_until(ops, "done")
             assert op.status_name(done.status) == "finished"
-            for name in ("report.md", "summary.json", "games.jsonl"):
+            for name in ("report.md", "summary.json", "games.jsonl", "report.html"):
                 assert (out / "done" / name).is_file(), name
             summary = json.loads((out / "done" / "summary.json").read_text())
             assert "done" in json.dumps(summary)

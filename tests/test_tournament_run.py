@@ -89,8 +89,12 @@ def test_a_small_default_tournament_from_the_command_line_writes_every_output(
     assert "heuristic" in result.stdout and "random" in result.stdout
     with ResultsStore(store_path(tmp_path)) as store:
         assert len(list(store.games(default_config().id))) == 4
-    for name in ("report.md", "summary.json", "games.jsonl"):
+    for name in ("report.md", "summary.json", "games.jsonl", "report.html"):
         assert (tmp_path / name).stat().st_size > 0
+    assert len(list((tmp_path / "replays").glob("*.html"))) == 4
+    ratings = cli("ratings", str(store_path(tmp_path)))
+    assert ratings.returncode == 0, ratings.stderr
+    assert f"wrote {tmp_path / 'report.html'}" in ratings.stderr
 
 
 def test_a_run_killed_with_sigkill_resumes_and_stores_every_game_exactly_once(

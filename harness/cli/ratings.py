@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
 from harness.cli.common import existing_store
 from harness.store import ResultsStore
+from harness.tournament.config import slug
 from harness.tournament.runner import store_path
 
 
@@ -38,4 +40,19 @@ def cmd_ratings(args: argparse.Namespace) -> int:
         print(store_report(store, args.tournament, anchor=args.anchor,
                            anchor_rating=args.anchor_rating, markdown=args.markdown,
                            pool=args.pool))
+        if not args.pool:
+            _write_html(store, path.parent, args)
     return 0
+
+
+def _write_html(store: ResultsStore, folder: Path, args: argparse.Namespace) -> None:
+    """report.html beside the store for one tournament; report-ID.html for each of several
+    (named on stderr)."""
+    from harness.web import write_report_html
+
+    ids = [args.tournament] if args.tournament else store.tournament_ids()
+    for tid in ids:
+        name = "report.html" if len(ids) == 1 else f"report-{slug(tid)}.html"
+        page = write_report_html(folder, store, tid, anchor=args.anchor,
+                                 anchor_rating=args.anchor_rating, name=name)
+        print(f"wrote {page}", file=sys.stderr)

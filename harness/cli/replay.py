@@ -21,6 +21,8 @@ def register(sub: Any) -> None:
     p.add_argument("game", help="TOURNAMENT/KEY, a game key (e.g. rr/0000/000/t0), or a row id")
     p.add_argument("--store", default=str(default),
                    help=f"the results store (default {default})")
+    p.add_argument("--html", metavar="FILE", help="write the game's replay viewer (an HTML "
+                                                  "page) to FILE instead of printing it")
     p.set_defaults(handler=cmd_replay)
 
 
@@ -32,5 +34,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
         row = store.find_game(args.game)
     if row is None:
         raise HarnessError(f"no game {args.game!r} in {path}")
+    if args.html:
+        from harness.web import replay_html
+
+        Path(args.html).write_text(replay_html(dict(row.record)), encoding="utf-8")
+        print(args.html)
+        return 0
     print(render_game(row))
     return 0

@@ -20,7 +20,13 @@ from typing import Any, NamedTuple
 
 from harness.errors import HarnessError
 from harness.ratings import Ratings
-from harness.results.head_to_head import duel_counts, game_counts, head_to_head, pair_counts
+from harness.results.head_to_head import (
+    duel_counts,
+    game_counts,
+    head_to_head,
+    head_to_head_score,
+    pair_counts,
+)
 from harness.results.rating import fit_ratings, player_json, rating_history
 from harness.results.report import render_report, rule_sets, sprt_status, standings_rows
 from harness.results.rows import rated_games
@@ -175,6 +181,29 @@ class SprtSetup:
         if self.duplicate:
             return pair_counts(self.candidate, self.baseline, games)
         return game_counts(self.candidate, self.baseline, games)
+
+    def llr_series(self, rows: Sequence[GameRow]) -> tuple[list[tuple[int, float]], Counts]:
+        """The LLR after each complete duplicate pair (each game, without duplicates), in
+        the order the games were stored, and the final counts (equal to :meth:`counts`)."""
+        points: list[tuple[int, float]] = []
+        groups: dict[str, dict[int, float]] = {}
+        pairs = Pentanomial.from_pair_scores([])
+        games = Trinomial.from_scores([])
+        for game, places in rated_games(rows):
+            s = head_to_head_score(game, places, self.candidate, self.baseline)
+            if s is None:
+                continue
+            if self.duplicate:
+                tables = groups.setdefault(game.group, {})
+                tables[game.table] = s
+                if set(tables) != {0, 1}:
+                    continue
+                pairs = pairs + Pentanomial.from_pair_scores([tables[0] + tables[1]])
+                points.append((len(points) + 1, self.test.llr(pairs)))
+            else:
+                games = games + Trinomial.from_scores([s])
+                points.append((len(points) + 1, self.test.llr(games)))
+        return points, (pairs if self.duplicate else games)
 
 
 def report_tournament(store: ResultsStore, tournament_id: str, out_dir: Path, *,

@@ -10,6 +10,7 @@ from harness.sprt import Sprt
 from harness.store import ResultsStore
 from harness.tournament.config import TournamentConfig
 from harness.tournament.runner import store_path
+from harness.web import write_report_html
 
 __all__ = ["sprt_setup", "tournament_report"]
 
@@ -24,9 +25,13 @@ def sprt_setup(config: TournamentConfig) -> SprtSetup | None:
 
 
 def tournament_report(config: TournamentConfig, *, markdown: bool = False) -> str:
-    """Write report.md, summary.json and games.jsonl for a tournament; return the report."""
+    """Write report.md, summary.json, games.jsonl and report.html (with a replay page per
+    game) for a tournament; return the report as text (or Markdown)."""
     output = Path(config.output)
     with ResultsStore(store_path(output)) as store:
-        return report_tournament(store, config.id, output, title=config.name,
+        text = report_tournament(store, config.id, output, title=config.name,
                                  anchor=config.anchor, anchor_rating=config.anchor_rating,
                                  sprt=sprt_setup(config), markdown=markdown)
+        write_report_html(output, store, config.id, anchor=config.anchor,
+                          anchor_rating=config.anchor_rating)
+    return text

@@ -1,0 +1,63 @@
+"""The ``report`` command: write ``report.html`` (and a replay page per game) from a
+results folder.
+
+    euchre-harness report [FOLDER] [--tournament ID] [--anchor BOT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.store import ResultsStore
+from harness.tournament.runner import store_path
+
+
+def register(sub: Any) -> None:
+    """Add the ``report`` sub-command to ``sub`` (an argparse sub-parsers object)."""
+    p = sub.add_parser("report", help="write report.html and a replay page per game from a "
+                                      "results folder")
+    p.add_argument("folder", nargs="?", default="results",
+                   help="a results folder, as written by run or sprt (default: results)")
+    p.add_argument("--tournament",
+                   help="tournament id (default: the newest tournament in the store)")
+    p.add_argument("--anchor", help="fix this bot's rating (default: mean 0)")
+    p.add_argument("--anchor-rating", type=float, default=0.0,
+                   help="the anchor's rating (default 0)")
+    p.add_argument("--output", help="where to write report.html (default: the folder)")
+    p.set_defaults(handler=handle)
+
+
+def _tournament(store: ResultsStore, wanted: str | None) -> str:
+    """``wanted``, or else the newest tournament of the store (named on stderr when there
+    are several, with how to choose another)."""
+    ids = store.tournament_ids()
+    if wanted is not None:
+        if wanted not in ids:
+            raise HarnessError(f"no tournament {wanted!r} in {store.path}; it has: "
+                               f"{', '.join(ids) or 'none'}")
+        return wanted
+    if not ids:
+        raise HarnessError(f"{store.path} holds no tournament yet")
+    if len(ids) > 1:
+        print(f"report of {ids[-1]!r}, the newest of {len(ids)} tournaments in {store.path} "
+              f"(--tournament ID for another: {', '.join(ids[:-1])})", file=sys.stderr)
+    return ids[-1]
+
+
+def handle(args: argparse.Namespace) -> int:
+    from harness.web import write_report_html
+
+    folder = Path(args.folder)
+    path = store_path(folder)
+    if not path.is_file() or path.stat().st_size == 0:
+        raise HarnessError(f"no results store at {path}")
+    with ResultsStore(path) as store:
+        tid = _tournament(store, args.tournament)
+        out = write_report_html(Path(args.output or folder), store, tid, anchor=args.anchor,
+                                anchor_rating=args.anchor_rating)
+    print(out, file=sys.stdout)
+    return 0

@@ -1,0 +1,11 @@
+"""HTML pages for people: the tournament report (``report.html``) and the replay viewer.
+
+Both are self-contained files (inline SVG, style and script; nothing is fetched), so they
+open offline from a results folder. :mod:`harness.web.data` is the one module that reads
+the results logic; the others only format what it returns.
+"""
+
+from harness.web.replay import replay_html
+from harness.web.report import write_report_html
+
+__all__ = ["replay_html", "write_report_html"]
