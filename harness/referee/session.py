@@ -297,7 +297,8 @@ class Session:
             return
         self._notices += 1
         self.post(messages.fault("late_reply", f"reply to request {request_id} arrived "
-                                               f"after its time ran out; ignored",
+                                               f"after its decision was closed (its time "
+                                               f"ran out, or a fault ended it); ignored",
                                  request_id=request_id))
 
     async def read_loop(self) -> None:
