@@ -19,6 +19,7 @@ huge          answers with a correct reply padded to 1 MiB with an unknown field
 giant         the same, padded to 5 MiB: above the 4 MiB limit of the gRPC transport
 no-handshake  opens the stream and never sends Hello; waits to be dropped
 huge-hello    says Hello padded to 100 KiB with an unknown field (over the 64 KiB limit)
+garbage-hello opens the stream with bytes that do not parse instead of a Hello
 bad-token     says Hello with a token nobody issued
 steal-token   says Hello with another seat's token (``--other-token``)
 two-streams   completes its handshake, then opens a second stream with the same token
@@ -40,8 +41,8 @@ log file, and exits with a status that says how its run ended:
 * 2: the referee refused the handshake (the reason is printed);
 * 3: ``crash``;
 * 4: the stream failed with an error status before a Welcome or Refusal (printed);
-* 5: ``bad-token``, ``steal-token`` or ``huge-hello`` was welcomed (a referee bug;
-  printed).
+* 5: ``bad-token``, ``steal-token``, ``huge-hello`` or ``garbage-hello`` was welcomed
+  (a referee bug; printed).
 
 ``garbage``, ``huge``, ``giant`` and ``flood`` keep their process alive after the stream
 ends (until they are killed), so that the referee judges the messages themselves and
@@ -67,7 +68,7 @@ import grpc
 from harness.protocol import PROTOCOL_VERSION, pb, rpb
 
 MODES = ("crash", "hang", "late", "illegal", "wrong-id", "duplicate", "flood", "garbage",
-         "huge", "giant", "no-handshake", "huge-hello", "bad-token", "steal-token",
+         "huge", "giant", "no-handshake", "huge-hello", "garbage-hello", "bad-token", "steal-token",
          "two-streams", "exit-early")
 # The modes that misbehave when asked to decide (the others misbehave around the handshake).
 DECISION_MODES = ("crash", "hang", "late", "illegal", "wrong-id", "duplicate", "flood",
@@ -217,8 +218,12 @@ class FaultyBot:
         token = {"bad-token": "no-such-token-" + "x" * 16,
                  "steal-token": self.other_token}.get(self.mode, self.token)
         stream = Stream(channel)
-        first = await stream.hello(self.name, token,
-                                   pad=HUGE_HELLO_BYTES if self.mode == "huge-hello" else 0)
+        if self.mode == "garbage-hello":
+            await stream.send_bytes(GARBAGE)
+            first = await stream.recv()
+        else:
+            first = await stream.hello(self.name, token, pad=HUGE_HELLO_BYTES
+                                       if self.mode == "huge-hello" else 0)
         if first is None:
             say("the referee closed the stream without answering the Hello")
             return EXIT_DROPPED
@@ -231,7 +236,7 @@ class FaultyBot:
             say(f"expected welcome or refusal, got {which}")
             return EXIT_DROPPED
         say(f"welcome: session {first.welcome.session_id}")
-        if self.mode in ("bad-token", "steal-token", "huge-hello"):
+        if self.mode in ("bad-token", "steal-token", "huge-hello", "garbage-hello"):
             say("ACCEPTED with a token that should have been refused")
             return EXIT_ACCEPTED
         if self.mode == "two-streams":

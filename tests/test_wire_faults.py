@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from test_faults import (
     RANDOM,
     ROOMY,
@@ -177,19 +178,21 @@ def test_message_over_the_transport_limit_is_a_disconnect(tmp_path: Path) -> Non
     run(go(), timeout=60)
 
 
-def test_oversized_hello_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("mode", "detail"), [
+    ("huge-hello", r"a \d+-byte Hello \(the limit is 65536 bytes\)"),
+    ("garbage-hello", r"the first message does not parse"),
+])
+def test_oversized_or_undecodable_hello_is_refused(tmp_path: Path, mode: str,
+                                                    detail: str) -> None:
     async def go() -> None:
         async with arena(tmp_path, ("random", RANDOM, 2)) as a:
             a.add(Entrant("remote", tokens=("remote-token-0",)), 1)
             before = registry_state(a)
-            async with bot_subprocess("huge-hello", a.server.address,
-                                      "remote-token-0") as bot:
+            async with bot_subprocess(mode, a.server.address, "remote-token-0") as bot:
                 await bot.go()
-                code, err, _ = await bot.result(timeout=30)
+                code, err, _ = await bot.result()
             assert code == 2, err
-            assert re.search(r"refused: REFUSAL_REASON_MALFORMED: a \d+-byte Hello \(the "
-                             r"limit is 65536 bytes\)", err), err
+            assert re.search(r"refused: REFUSAL_REASON_MALFORMED: " + detail, err), err
             assert registry_state(a) == before
             assert not a.pool.instances("remote")[0].slot.ever_connected
     run(go())
-
