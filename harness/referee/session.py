@@ -116,8 +116,9 @@ class Registry:
 
 _session_ids = itertools.count(1)
 WRITE_TIMEOUT = 10.0  # seconds a write may block before the bot counts as gone
-# Replies that answer no open request (late, repeated or unknown ids) tolerated in a row
-# before the stream ends as a flood; an answer in time starts the count again.
+# Replies that answer no open request (late, repeated or unknown ids) tolerated between
+# two decision requests before the stream ends as a flood. (A slow bot sends at most one
+# late reply per request.)
 FLOOD_LIMIT = 16
 # Late-reply notices queued for the bot at once (its next messages carry them).
 MAX_NOTICES = 3
@@ -164,7 +165,7 @@ class Session:
         self._outbox: list[ConnectResponse] = []
         self._next_request_id = 0
         self._fates: dict[int, _Fate] = {}
-        self._strays = 0  # replies in a row that answered no open request
+        self._strays = 0  # replies since the last request that answered no open request
         self._notices = 0  # late-reply notices in the outbox
         self.violated = False  # the stream ends because of a protocol violation
         # Set when the referee ends the stream for a protocol violation: the stream stays
@@ -233,6 +234,7 @@ class Session:
         fut: asyncio.Future[DecisionReply] = loop.create_future()
         request_id = request.request_id
         self._pending, self._pending_id = fut, request_id
+        self._strays = 0
         self._last_issued = max(self._last_issued, request_id)
         timer = None
         try:
@@ -265,14 +267,13 @@ class Session:
         if fut is not None and not fut.done() and rid == self._pending_id:
             fut.set_result(reply)
             self._settle(rid, _Fate.ANSWERED)
-            self._strays = 0
             return
         self._strays += 1
         if self._strays > FLOOD_LIMIT:
             self.end_for_violation(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"protocol violation: a flood of replies ({self._strays} in a row that "
-                f"answer no open request)")
+                f"protocol violation: a flood of replies ({self._strays} since the last "
+                f"request that answer no open request)")
             return
         if not 0 < rid <= self._last_issued:
             self._violate(f"reply to request {rid}, but the open request is "
