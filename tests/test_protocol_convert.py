@@ -619,6 +619,17 @@ def test_game_over_names_every_termination() -> None:
         assert over.your_place == 1 and not over.HasField("forfeit_seat")
 
 
+def test_status_messages() -> None:
+    welcome = messages.welcome("s1", "9.9").welcome
+    assert (welcome.session_id, welcome.protocol_version, welcome.referee_version) == (
+        "s1", PROTOCOL_VERSION, "9.9")
+    refusal = messages.refusal(rpb.REFUSAL_REASON_BAD_TOKEN, "unknown token").refusal
+    assert messages.refusal_reason_name(refusal.reason) == "REFUSAL_REASON_BAD_TOKEN"
+    assert messages.shutdown("bye").shutdown.reason == "bye"
+    assert messages.form_name(pb.FORM_CUTTHROAT) == "FORM_CUTTHROAT"
+    assert messages.deck_name(99) == "99"
+
+
 def test_hello_and_reply_round_trip() -> None:
     hello = messages.hello("b", "1", "tok", forms=[Form.TWO_HANDED], bundles=True).hello
     assert hello.protocol_version == PROTOCOL_VERSION

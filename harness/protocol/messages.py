@@ -155,11 +155,3 @@ def deck_name(value: int) -> str:
 
 def refusal_reason_name(value: int) -> str:
     return enum_name(rpb.RefusalReason, value)
-
-
-def fault_kind_name(value: int) -> str:
-    return enum_name(rpb.FaultKind, value)
-
-
-def termination_name(value: int) -> str:
-    return enum_name(rpb.GameTermination, value)
