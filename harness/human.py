@@ -18,10 +18,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from harness._generated.euchre.v1 import euchre_pb2 as pb
-from harness._generated.euchre.v1 import referee_pb2 as rpb
 from harness.errors import HarnessError
-from harness.protocol import convert
+from harness.protocol import convert, pb, rpb
 from harness.rules.actions import Action, ActionKind
 from harness.rules.cards import EFFECTIVE_SUIT, NO_TRUMP_INDEX, TRUMP_POWER, Card, Suit
 from harness.rules.config import Form, RulesConfig

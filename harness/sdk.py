@@ -4,7 +4,10 @@ A bot is asked for one action per decision. Override :meth:`Bot.choose` to handl
 decision kind in one place, or the per-kind methods (:meth:`Bot.bid_round_1`,
 :meth:`Bot.play`, ...), which fall back to ``choose``. Each receives the seat's
 :class:`~harness.rules.observation.Observation` (the engine's own type: cards, trump,
-tricks, scores) and the list of legal actions, and returns one of them::
+tricks, scores) and the list of legal actions, and returns one of them. The game's
+rules, the bot's seat and the seat names are on the bot itself while a game runs
+(:attr:`Bot.rules`, :attr:`Bot.seat`, :attr:`Bot.seat_names`), so ``choose`` reaches
+them as ``self.rules``::
 
     from harness.sdk import Bot, run
 
@@ -20,7 +23,21 @@ tricks, scores) and the list of legal actions, and returns one of them::
 (``EUCHRE_REFEREE_ADDRESS``, ``EUCHRE_BOT_TOKEN``) or from ``--address``/``--token``,
 dials, completes the handshake and plays until the referee closes the stream. It
 reconnects (with backoff) when the connection drops, and exits with status 2 when the
-referee refuses the handshake.
+referee refuses the handshake. It takes only ``--address``, ``--token`` and ``--name``
+from the command line and leaves every other argument alone, so a bot may have flags of
+its own (parse them with ``parse_known_args``, or pass ``run`` an explicit ``argv``).
+
+What a decision shows, in three cases that surprise authors:
+
+* ``DEALER_DISCARD``: ``obs.hand`` is the five cards the dealer was dealt, *without* the
+  upcard (``obs.upcard``), and the legal actions discard one of those five. The upcard
+  joins the hand after the discard; it can never be discarded itself.
+* Under ``dealer_must_take`` (and when the dealer orders up the upcard itself) there is
+  no ``DEALER_PICKUP`` decision: the dealer takes the upcard without being asked and is
+  asked only for its discard. A pickup event (``took`` true) still says so.
+* ``obs.public_actions`` holds every bid, pickup, going-alone decision and play that all
+  players see, and never a discard, not even the bot's own: those are in
+  ``obs.discards``.
 """
 
 from __future__ import annotations
@@ -34,10 +51,17 @@ from collections.abc import Sequence
 
 import grpc
 
-from harness._generated.euchre.v1 import referee_pb2 as rpb
-from harness._generated.euchre.v1 import referee_pb2_grpc as rpc
 from harness.errors import HandshakeRefused
-from harness.protocol import convert
+from harness.protocol import (
+    ConnectRequest,
+    ConnectResponse,
+    DecisionRequest,
+    GameEvent,
+    GameOver,
+    RefereeServiceStub,
+    convert,
+    messages,
+)
 from harness.rules.actions import Action
 from harness.rules.cards import DeckKind
 from harness.rules.config import Form, RulesConfig
@@ -45,7 +69,6 @@ from harness.rules.hand import Phase
 from harness.rules.observation import Observation
 
 log = logging.getLogger("euchre.sdk")
-PROTOCOL_VERSION = 1
 
 
 class Bot:
@@ -55,15 +78,20 @@ class Bot:
     version: str = "0.1"
     forms: Sequence[Form] = ()  # supported forms; empty = all
     decks: Sequence[DeckKind] = ()  # supported decks; empty = all
+    # Set by the SDK when a game starts, before on_game_start is called; they hold until
+    # the next game starts (None / -1 / () before the first one).
+    rules: RulesConfig | None = None
+    seat: int = -1
+    seat_names: Sequence[str] = ()
 
     # ------------------------------------------------------------------ life cycle
     def on_game_start(self, rules: RulesConfig, seat: int, names: Sequence[str]) -> None:
         """A game begins: the rules, this bot's seat and every seat's entrant name."""
 
-    def on_event(self, event: rpb.GameEvent) -> None:
+    def on_event(self, event: GameEvent) -> None:
         """A public event (or a private one for this seat) as it happens."""
 
-    def on_game_over(self, message: rpb.GameOver) -> None:
+    def on_game_over(self, message: GameOver) -> None:
         """The game ended (``message.your_place``, ``message.termination``...)."""
 
     # ------------------------------------------------------------------ decisions
@@ -94,7 +122,7 @@ class Bot:
     def play(self, obs: Observation, legal: Sequence[Action]) -> Action:
         return self.choose(obs, legal)
 
-    def decide(self, request: rpb.DecisionRequest, rules: RulesConfig | None) -> Action:
+    def decide(self, request: DecisionRequest, rules: RulesConfig | None) -> Action:
         obs = convert.observation_from_pb(request.observation, request.legal_actions)
         handler = {
             Phase.NAME_TRUMP: self.name_trump,
@@ -114,20 +142,15 @@ async def play_session(bot: Bot, address: str, token: str,
     """One connection: handshake, then play until the stream ends. Returns why it
     ended. Raises HandshakeRefused, or grpc.aio.AioRpcError if the connection fails."""
     async with grpc.aio.insecure_channel(address) as channel:
-        stub = rpc.RefereeServiceStub(channel)
-        call = stub.Connect()
-        caps = rpb.Capabilities(forms=[convert.FORM_TO_PB[f] for f in bot.forms],
-                                decks=[convert.DECK_TO_PB[d] for d in bot.decks],
-                                bundles=True)
-        await call.write(rpb.ConnectRequest(hello=rpb.Hello(
-            protocol_version=PROTOCOL_VERSION, bot_name=bot.name, bot_version=bot.version,
-            token=token, capabilities=caps)))
+        call = RefereeServiceStub(channel).Connect()
+        await call.write(messages.hello(bot.name, bot.version, token, forms=bot.forms,
+                                        decks=bot.decks, bundles=True))
         handler = _Handler(bot, welcomed)
         while True:
             raw = await call.read()
             if raw is grpc.aio.EOF:
                 return "the referee closed the stream"
-            msg: rpb.ConnectResponse = raw  # type: ignore[assignment]
+            msg: ConnectResponse = raw  # type: ignore[assignment]
             if msg.WhichOneof("payload") == "bundle":
                 replies = [handler.handle(m) for m in msg.bundle.messages]
             else:
@@ -148,26 +171,26 @@ class _Handler:
         self.rules: RulesConfig | None = None
         self.ended: str | None = None
 
-    def handle(self, msg: rpb.ConnectResponse) -> rpb.ConnectRequest | None:
+    def handle(self, msg: ConnectResponse) -> ConnectRequest | None:
         bot = self.bot
         which = msg.WhichOneof("payload")
         if which == "decision_request":
             req = msg.decision_request
             action = bot.decide(req, self.rules)
-            return rpb.ConnectRequest(decision_reply=rpb.DecisionReply(
-                request_id=req.request_id, action=convert.action_to_pb(action)))
+            return messages.decision_reply(req.request_id, action)
         if which == "game_event":
             bot.on_event(msg.game_event)
         elif which == "game_start":
             gs = msg.game_start
             self.rules = convert.rules_from_pb(gs.rules)
+            bot.rules, bot.seat, bot.seat_names = self.rules, gs.seat, tuple(gs.seat_names)
             bot.on_game_start(self.rules, gs.seat, list(gs.seat_names))
         elif which == "game_over":
             bot.on_game_over(msg.game_over)
         elif which == "welcome" and self.welcomed is not None:
             self.welcomed.append(True)
         elif which == "refusal":
-            raise HandshakeRefused(rpb.RefusalReason.Name(msg.refusal.reason),
+            raise HandshakeRefused(messages.refusal_reason_name(msg.refusal.reason),
                                    msg.refusal.detail)
         elif which == "shutdown":
             self.ended = f"shutdown: {msg.shutdown.reason}"
@@ -212,12 +235,18 @@ _REFUSED = frozenset({grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.FAILED_PR
 
 
 def run(bot: Bot, argv: Sequence[str] | None = None) -> None:
-    """Parse ``--address``/``--token`` (defaults from the environment) and play."""
-    ap = argparse.ArgumentParser(description=f"{bot.name}: a Euchre bot")
-    ap.add_argument("--address", default=os.environ.get("EUCHRE_REFEREE_ADDRESS"))
-    ap.add_argument("--token", default=os.environ.get("EUCHRE_BOT_TOKEN", ""))
-    ap.add_argument("--name", default=os.environ.get("EUCHRE_BOT_NAME"))
-    args = ap.parse_args(argv)
+    """Take ``--address``, ``--token`` and ``--name`` from ``argv`` (default: the
+    command line; defaults from the environment) and play. Every other argument is left
+    to the bot: ``run`` neither rejects nor consumes it."""
+    ap = argparse.ArgumentParser(description=f"{bot.name}: a Euchre bot", add_help=False)
+    ap.add_argument("--address", default=os.environ.get("EUCHRE_REFEREE_ADDRESS"),
+                    help="the referee's host:port (default: $EUCHRE_REFEREE_ADDRESS)")
+    ap.add_argument("--token", default=os.environ.get("EUCHRE_BOT_TOKEN", ""),
+                    help="the seat token for Hello (default: $EUCHRE_BOT_TOKEN)")
+    ap.add_argument("--name", default=os.environ.get("EUCHRE_BOT_NAME"),
+                    help="the bot name for Hello (default: $EUCHRE_BOT_NAME, else the "
+                         "bot's own)")
+    args, _ = ap.parse_known_args(argv)
     if not args.address:
         ap.error("no referee address: pass --address or set EUCHRE_REFEREE_ADDRESS")
     if args.name:

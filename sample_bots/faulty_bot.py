@@ -10,10 +10,16 @@ hang          never answers a decision request (from its Nth decision on)
 late          answers every decision (from the Nth on) after ``--delay`` seconds
 illegal       answers with a well-formed action that is not among the legal actions
 wrong-id      answers a legal action, but with ``request_id + 1000``
+duplicate     answers a legal action twice (the same reply, sent two times)
+flood         answers a legal action, then sends ``--copies`` more copies of the reply
+              (default 20000)
 garbage       answers with bytes that do not parse as a ConnectRequest
 huge          answers with a correct reply padded to 1 MiB with an unknown field, far
               above the referee's 64 KiB message limit
+giant         the same, padded to 5 MiB: above the 4 MiB limit of the gRPC transport
 no-handshake  opens the stream and never sends Hello; waits to be dropped
+huge-hello    says Hello padded to 100 KiB with an unknown field (over the 64 KiB limit)
+garbage-hello opens the stream with bytes that do not parse instead of a Hello
 bad-token     says Hello with a token nobody issued
 steal-token   says Hello with another seat's token (``--other-token``)
 two-streams   completes its handshake, then opens a second stream with the same token
@@ -35,11 +41,12 @@ log file, and exits with a status that says how its run ended:
 * 2: the referee refused the handshake (the reason is printed);
 * 3: ``crash``;
 * 4: the stream failed with an error status before a Welcome or Refusal (printed);
-* 5: ``bad-token`` or ``steal-token`` was welcomed (a referee bug; printed).
+* 5: ``bad-token``, ``steal-token``, ``huge-hello`` or ``garbage-hello`` was welcomed
+  (a referee bug; printed).
 
-``garbage`` and ``huge`` keep their process alive after the referee drops the stream
-(until they are killed), so that the referee judges the message itself and cannot
-mistake the fault for a crash.
+``garbage``, ``huge``, ``giant`` and ``flood`` keep their process alive after the stream
+ends (until they are killed), so that the referee judges the messages themselves and
+cannot mistake the fault for a crash.
 
 The bot speaks the protocol with the raw generated messages. It opens ``Connect`` with a
 byte-level request serializer, so that it can also send bytes that are not a valid
@@ -58,16 +65,20 @@ from collections.abc import Sequence
 
 import grpc
 
-from harness._generated.euchre.v1 import euchre_pb2 as pb
-from harness._generated.euchre.v1 import referee_pb2 as rpb
+from harness.protocol import PROTOCOL_VERSION, pb, rpb
 
-MODES = ("crash", "hang", "late", "illegal", "wrong-id", "garbage", "huge", "no-handshake",
-         "bad-token", "steal-token", "two-streams", "exit-early")
+MODES = ("crash", "hang", "late", "illegal", "wrong-id", "duplicate", "flood", "garbage",
+         "huge", "giant", "no-handshake", "huge-hello", "garbage-hello", "bad-token", "steal-token",
+         "two-streams", "exit-early")
 # The modes that misbehave when asked to decide (the others misbehave around the handshake).
-DECISION_MODES = ("crash", "hang", "late", "illegal", "wrong-id", "garbage", "huge")
-PROTOCOL_VERSION = 1
+DECISION_MODES = ("crash", "hang", "late", "illegal", "wrong-id", "duplicate", "flood",
+                  "garbage", "huge", "giant")
+# The modes whose process stays alive after the stream ends.
+LINGERING_MODES = ("garbage", "huge", "giant", "flood")
 CONNECT_METHOD = "/euchre.v1.RefereeService/Connect"
 HUGE_BYTES = 1 << 20  # 1 MiB: sixteen times the referee's 64 KiB limit
+GIANT_BYTES = 5 << 20  # 5 MiB: above gRPC's 4 MiB transport limit
+HUGE_HELLO_BYTES = 100 << 10  # 100 KiB
 UNKNOWN_FIELD = 999  # a field number ConnectRequest does not define
 
 # Exit statuses (see the module docstring).
@@ -108,11 +119,14 @@ class Stream:
         assert isinstance(msg, rpb.ConnectResponse)
         return msg
 
-    async def hello(self, name: str, token: str) -> rpb.ConnectResponse | None:
-        """Send the handshake and return the referee's first answer."""
-        await self.send(rpb.ConnectRequest(hello=rpb.Hello(
+    async def hello(self, name: str, token: str, *,
+                    pad: int = 0) -> rpb.ConnectResponse | None:
+        """Send the handshake (padded with ``pad`` bytes of an unknown field) and return
+        the referee's first answer."""
+        hello = rpb.ConnectRequest(hello=rpb.Hello(
             protocol_version=PROTOCOL_VERSION, bot_name=name, bot_version="faulty-1",
-            token=token)))
+            token=token))
+        await self.send_bytes(padded(hello, pad) if pad else hello.SerializeToString())
         return await self.recv()
 
 
@@ -165,6 +179,7 @@ class FaultyBot:
         self.token: str = args.token
         self.other_token: str = args.other_token
         self.name: str = args.name or f"faulty-{self.mode}"
+        self.copies: int = args.copies
         self.rng = random.Random(args.seed)
         self.decisions = 0
 
@@ -181,7 +196,7 @@ class FaultyBot:
             except grpc.aio.AioRpcError as e:
                 say(f"dropped by the referee: {e.code().name}: {e.details()}")
                 status = EXIT_DROPPED
-            if self.mode in ("garbage", "huge"):
+            if self.mode in LINGERING_MODES:
                 await self._linger()
             return status
 
@@ -203,7 +218,12 @@ class FaultyBot:
         token = {"bad-token": "no-such-token-" + "x" * 16,
                  "steal-token": self.other_token}.get(self.mode, self.token)
         stream = Stream(channel)
-        first = await stream.hello(self.name, token)
+        if self.mode == "garbage-hello":
+            await stream.send_bytes(GARBAGE)
+            first = await stream.recv()
+        else:
+            first = await stream.hello(self.name, token, pad=HUGE_HELLO_BYTES
+                                       if self.mode == "huge-hello" else 0)
         if first is None:
             say("the referee closed the stream without answering the Hello")
             return EXIT_DROPPED
@@ -216,7 +236,7 @@ class FaultyBot:
             say(f"expected welcome or refusal, got {which}")
             return EXIT_DROPPED
         say(f"welcome: session {first.welcome.session_id}")
-        if self.mode in ("bad-token", "steal-token"):
+        if self.mode in ("bad-token", "steal-token", "huge-hello", "garbage-hello"):
             say("ACCEPTED with a token that should have been refused")
             return EXIT_ACCEPTED
         if self.mode == "two-streams":
@@ -296,12 +316,30 @@ class FaultyBot:
         elif mode == "wrong-id":
             reply.decision_reply.request_id = req.request_id + 1000
             await stream.send(reply)
+        elif mode == "duplicate":
+            await stream.send(reply)
+            await stream.send(reply)
+            say(f"answered request {req.request_id} twice")
+        elif mode == "flood":
+            await stream.send(reply)
+            data = reply.SerializeToString()
+            say(f"flooding: {self.copies} copies of the reply to request {req.request_id}")
+            sent = 0
+            try:
+                while sent < self.copies:
+                    await stream.send_bytes(data)
+                    sent += 1
+            except Exception as e:  # the referee ended the stream mid-flood
+                say(f"flood stopped after {sent} copies: {type(e).__name__}")
         elif mode == "garbage":
             say(f"sending garbage at decision {self.decisions}")
             await stream.send_bytes(GARBAGE)
         elif mode == "huge":
             say(f"sending {HUGE_BYTES} bytes at decision {self.decisions}")
             await stream.send_bytes(padded(reply, HUGE_BYTES))
+        elif mode == "giant":
+            say(f"sending {GIANT_BYTES} bytes at decision {self.decisions}")
+            await stream.send_bytes(padded(reply, GIANT_BYTES))
         else:
             raise AssertionError(mode)
 
@@ -325,6 +363,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--address", default=os.environ.get("EUCHRE_REFEREE_ADDRESS"))
     ap.add_argument("--token", default=os.environ.get("EUCHRE_BOT_TOKEN", ""))
     ap.add_argument("--name", default=os.environ.get("EUCHRE_BOT_NAME"))
+    ap.add_argument("--copies", type=int, default=20_000,
+                    help="flood: copies of the reply sent after it (default 20000)")
     ap.add_argument("--seed", type=int, default=None, help="seed of the random legal play")
     args = ap.parse_args(argv)
     if args.mode not in MODES:

@@ -6,8 +6,7 @@ import os
 import random
 from collections.abc import Sequence
 
-from harness._generated.euchre.v1 import referee_pb2 as rpb
-from harness.protocol import convert
+from harness.protocol import DecisionRequest, convert
 from harness.rules.actions import Action
 from harness.rules.config import RulesConfig
 from harness.rules.observation import Observation
@@ -24,7 +23,7 @@ class RandomBot(Bot):
     def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
         return self.rng.choice(legal)
 
-    def decide(self, request: rpb.DecisionRequest, rules: RulesConfig | None) -> Action:
+    def decide(self, request: DecisionRequest, rules: RulesConfig | None) -> Action:
         # A random player needs no observation: skip decoding it (the SDK's default
         # builds the full Observation for choose()).
         return convert.action_from_pb(self.rng.choice(request.legal_actions))

@@ -13,6 +13,7 @@ import enum
 import itertools
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -25,7 +26,8 @@ import pytest
 from google.protobuf.message import Message
 
 from harness.errors import ConfigError, ProtocolViolation
-from harness.protocol import PROTOCOL_VERSION, convert, pb, rpb
+from harness.protocol import PROTOCOL_VERSION, convert, messages, pb, rpb
+from harness.referee.outcome import FaultKind, Termination
 from harness.rules import actions as A
 from harness.rules.actions import Action, ActionKind
 from harness.rules.cards import ALL_CARDS, JOKER, Card, DeckKind, Rank, Suit, parse_cards
@@ -573,6 +575,68 @@ def test_parse_cards_helper_agrees() -> None:
 
 def test_protocol_version() -> None:
     assert PROTOCOL_VERSION == 1
+
+
+HARNESS = Path(__file__).resolve().parent.parent / "harness"
+
+
+def test_protocol_version_is_defined_once() -> None:
+    definitions = [str(path.relative_to(HARNESS)) for path in HARNESS.rglob("*.py")
+                   if "_generated" not in path.parts
+                   and re.search(r"^PROTOCOL_VERSION\b.*=", path.read_text(), re.M)]
+    assert definitions == ["protocol/messages.py"]
+
+
+@pytest.mark.parametrize("module", ["referee/match.py", "referee/session.py",
+                                    "referee/server.py", "referee/pool.py",
+                                    "referee/arena.py", "sdk.py"])
+def test_referee_and_sdk_reach_the_generated_code_only_through_the_protocol_package(
+        module: str) -> None:
+    assert "_generated" not in (HARNESS / module).read_text()
+
+
+def test_fault_notices_name_every_kind_the_protocol_has() -> None:
+    for kind in FaultKind:
+        notice = messages.fault(kind.value, "d", strikes=1, request_id=7).fault
+        expected = {"timeout": rpb.FAULT_KIND_TIMEOUT,
+                    "illegal_action": rpb.FAULT_KIND_ILLEGAL_ACTION,
+                    "protocol_violation": rpb.FAULT_KIND_PROTOCOL_VIOLATION}.get(
+            kind.value, rpb.FAULT_KIND_UNSPECIFIED)
+        assert (notice.kind, notice.strikes, notice.request_id) == (expected, 1, 7)
+    late = messages.fault("late_reply", "d").fault
+    assert late.kind == rpb.FAULT_KIND_LATE_REPLY and not late.HasField("played_action")
+    played = messages.fault("timeout", "d", played_action=A.PASS).fault
+    assert convert.action_from_pb(played.played_action) is A.PASS
+
+
+def test_game_over_names_every_termination() -> None:
+    for termination in Termination:
+        over = messages.game_over("g", termination=termination.value, scores=(3, 10),
+                                  places=(2, 1), seat=1, winner_team=1, forfeit_seat=None,
+                                  detail="x", hands_played=4).game_over
+        assert rpb.GameTermination.Name(over.termination) == (
+            f"GAME_TERMINATION_{termination.name}")
+        assert over.your_place == 1 and not over.HasField("forfeit_seat")
+
+
+def test_status_messages() -> None:
+    welcome = messages.welcome("s1", "9.9").welcome
+    assert (welcome.session_id, welcome.protocol_version, welcome.referee_version) == (
+        "s1", PROTOCOL_VERSION, "9.9")
+    refusal = messages.refusal(rpb.REFUSAL_REASON_BAD_TOKEN, "unknown token").refusal
+    assert messages.refusal_reason_name(refusal.reason) == "REFUSAL_REASON_BAD_TOKEN"
+    assert messages.shutdown("bye").shutdown.reason == "bye"
+    assert messages.form_name(pb.FORM_CUTTHROAT) == "FORM_CUTTHROAT"
+    assert messages.deck_name(99) == "99"
+
+
+def test_hello_and_reply_round_trip() -> None:
+    hello = messages.hello("b", "1", "tok", forms=[Form.TWO_HANDED], bundles=True).hello
+    assert hello.protocol_version == PROTOCOL_VERSION
+    assert list(hello.capabilities.forms) == [pb.FORM_TWO_HANDED]
+    assert hello.capabilities.bundles and not hello.capabilities.decks
+    reply = messages.decision_reply(9, A.ORDER_UP).decision_reply
+    assert reply.request_id == 9 and convert.action_from_pb(reply.action) is A.ORDER_UP
 
 
 # --------------------------------------------------------------------------- tooling

@@ -9,39 +9,75 @@ Domain -> protobuf: :func:`card_to_pb`, :func:`action_to_pb`, :func:`rules_to_pb
 
 Protobuf -> domain: :func:`card_from_pb` and :func:`action_from_pb` (a malformed message
 raises :class:`~harness.errors.ProtocolViolation` saying exactly what is wrong),
-:func:`rules_from_pb` (invalid options raise :class:`~harness.errors.ConfigError` from
-the :class:`~harness.rules.config.RulesConfig` constructor) and
-:func:`decision_kind_to_phase`.
+:func:`observation_from_pb`, :func:`rules_from_pb` (invalid options raise
+:class:`~harness.errors.ConfigError` from the :class:`~harness.rules.config.RulesConfig`
+constructor) and :func:`decision_kind_to_phase`.
 
 Speed. Everything the conversions need is computed once at import, as tables indexed by
 ``Card.id`` / ``Action.id`` or keyed by enum values. The per-decision messages
 (:func:`observation_to_pb`, :func:`decision_request_to_pb`) and the frequent events
-(plays, bids, tricks) are built as protobuf wire bytes from precomputed pieces and parsed
-once by the C (upb) runtime, which is several times faster than setting fields from
-Python (about 5 us for a mid-hand observation, 0.6 us for a play event); the tests check
-them against messages built field by field. Field numbers come from the message
-descriptors, never from literals.
+(plays, bids, tricks) are built as wire bytes by the private encoder
+:mod:`harness.protocol._wire` and parsed once by the C (upb) runtime (about 5 us for a
+mid-hand observation, 0.6 us for a play event).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
-
-from google.protobuf.descriptor import Descriptor
+from typing import Any
 
 from harness._generated.euchre.v1 import euchre_pb2 as pb
 from harness._generated.euchre.v1 import referee_pb2 as rpb
 from harness.errors import ProtocolViolation
+from harness.protocol import _wire
+from harness.protocol._tables import (
+    ACTION_KIND_FROM_PB,
+    ACTION_KIND_TO_PB,
+    CARD_ACTIONS,
+    CARD_FROM_KEY,
+    CARD_KINDS,
+    DECISION_KIND_FROM_PB,
+    DECISION_KIND_TO_PB,
+    DECK_FROM_PB,
+    DECK_TO_PB,
+    FORM_FROM_PB,
+    FORM_TO_PB,
+    HAND_KIND_TO_PB,
+    JOKER_UPCARD_FROM_PB,
+    JOKER_UPCARD_TO_PB,
+    LONER_LEAD_FROM_PB,
+    LONER_LEAD_TO_PB,
+    RANK_TO_PB,
+    SIMPLE_ACTIONS,
+    SUIT_FROM_PB,
+    SUIT_TO_PB,
+    enum_name,
+)
 from harness.rules import actions as A
 from harness.rules.actions import Action, ActionKind
-from harness.rules.cards import ALL_CARDS, Card, DeckKind, Rank, Suit
-from harness.rules.config import Form, JokerUpcard, LonerLead, RulesConfig
+from harness.rules.cards import Card
+from harness.rules.config import JokerUpcard, RulesConfig
 from harness.rules.hand import Event, EventKind, Hand, Phase
 from harness.rules.observation import Observation, TrickView
-from harness.rules.scoring import HandKind, HandResult
+from harness.rules.scoring import HandResult
 
 __all__ = [
+    "ACTION_KIND_FROM_PB",
+    "ACTION_KIND_TO_PB",
+    "DECISION_KIND_FROM_PB",
+    "DECISION_KIND_TO_PB",
+    "DECK_FROM_PB",
+    "DECK_TO_PB",
+    "FORM_FROM_PB",
+    "FORM_TO_PB",
+    "HAND_KIND_TO_PB",
+    "JOKER_UPCARD_FROM_PB",
+    "JOKER_UPCARD_TO_PB",
+    "LONER_LEAD_FROM_PB",
+    "LONER_LEAD_TO_PB",
+    "RANK_TO_PB",
+    "SUIT_FROM_PB",
+    "SUIT_TO_PB",
     "action_from_pb",
     "action_to_pb",
     "card_from_pb",
@@ -51,302 +87,25 @@ __all__ = [
     "event_to_pb",
     "hand_result_to_pb",
     "hand_start_to_pb",
+    "observation_from_pb",
     "observation_to_pb",
     "phase_to_decision_kind",
     "rules_from_pb",
     "rules_to_pb",
 ]
 
-# --------------------------------------------------------------------------- enum tables
-# Built by name (engine member NAME <-> protobuf PREFIX_NAME), so a renamed value on
-# either side fails at import instead of converting wrongly.
-
-SUIT_TO_PB: Final[tuple[pb.Suit.ValueType, ...]] = tuple(
-    pb.Suit.Value(f"SUIT_{s.name}") for s in Suit)  # indexed by Suit (an IntEnum)
-SUIT_FROM_PB: Final[dict[int, Suit]] = {int(SUIT_TO_PB[s]): s for s in Suit}
-RANK_TO_PB: Final[dict[Rank, pb.Rank.ValueType]] = {
-    r: pb.Rank.Value(f"RANK_{r.name}") for r in Rank}
-ACTION_KIND_TO_PB: Final[dict[ActionKind, pb.ActionKind.ValueType]] = {
-    k: pb.ActionKind.Value(f"ACTION_KIND_{k.name}") for k in ActionKind}
-ACTION_KIND_FROM_PB: Final[dict[int, ActionKind]] = {
-    int(v): k for k, v in ACTION_KIND_TO_PB.items()}
-FORM_TO_PB: Final[dict[Form, pb.Form.ValueType]] = {
-    f: pb.Form.Value(f"FORM_{f.name}") for f in Form}
-FORM_FROM_PB: Final[dict[int, Form]] = {int(v): k for k, v in FORM_TO_PB.items()}
-DECK_TO_PB: Final[dict[DeckKind, pb.Deck.ValueType]] = {
-    d: pb.Deck.Value(f"DECK_{d.value}") for d in DeckKind}
-DECK_FROM_PB: Final[dict[int, DeckKind]] = {int(v): k for k, v in DECK_TO_PB.items()}
-LONER_LEAD_TO_PB: Final[dict[LonerLead, pb.LonerLead.ValueType]] = {
-    x: pb.LonerLead.Value(f"LONER_LEAD_{x.name}") for x in LonerLead}
-LONER_LEAD_FROM_PB: Final[dict[int, LonerLead]] = {
-    int(v): k for k, v in LONER_LEAD_TO_PB.items()}
-JOKER_UPCARD_TO_PB: Final[dict[JokerUpcard, pb.JokerUpcard.ValueType]] = {
-    x: pb.JokerUpcard.Value(f"JOKER_UPCARD_{x.name}") for x in JokerUpcard}
-JOKER_UPCARD_FROM_PB: Final[dict[int, JokerUpcard]] = {
-    int(v): k for k, v in JOKER_UPCARD_TO_PB.items()}
-HAND_KIND_TO_PB: Final[dict[HandKind, pb.HandKind.ValueType]] = {
-    k: pb.HandKind.Value(f"HAND_KIND_{k.name}") for k in HandKind}
-
-_NOT_DECISIONS = (Phase.HAND_OVER, Phase.GAME_OVER)
-DECISION_KIND_TO_PB: Final[dict[Phase, pb.DecisionKind.ValueType]] = {
-    p: (pb.DECISION_KIND_UNSPECIFIED if p in _NOT_DECISIONS
-        else pb.DecisionKind.Value(f"DECISION_KIND_{p.name}"))
-    for p in Phase}
-DECISION_KIND_FROM_PB: Final[dict[int, Phase]] = {
-    int(v): p for p, v in DECISION_KIND_TO_PB.items() if p not in _NOT_DECISIONS}
-
-# --------------------------------------------------------------------------- card tables
-
-# (rank, suit) of every card as protobuf enum values, indexed by Card.id.
-_CARD_PB: Final[tuple[tuple[pb.Rank.ValueType, pb.Suit.ValueType], ...]] = tuple(
-    (RANK_TO_PB[c.rank], pb.SUIT_UNSPECIFIED if c.suit is None else SUIT_TO_PB[c.suit])
-    for c in ALL_CARDS)
-# rank * 16 + suit -> Card, for every well-formed (rank, suit) pair.
-_CARD_FROM_KEY: Final[dict[int, Card]] = {
-    int(r) * 16 + int(s): c for c, (r, s) in zip(ALL_CARDS, _CARD_PB, strict=True)}
-
-_CARD_KINDS = (ActionKind.PLAY, ActionKind.DISCARD)
-_CARD_ACTIONS: Final[dict[ActionKind, tuple[Action, ...]]] = {
-    ActionKind.PLAY: A.PLAY_ACTIONS, ActionKind.DISCARD: A.DISCARD_ACTIONS}
-_SIMPLE_ACTIONS: Final[dict[ActionKind, Action]] = {
-    a.kind: a for a in (A.PASS, A.ORDER_UP, A.TAKE_UPCARD, A.LEAVE_UPCARD, A.GO_ALONE,
-                        A.NOT_ALONE)}
-_ALL_ACTIONS: Final[tuple[Action, ...]] = (
-    *_SIMPLE_ACTIONS.values(), *A.CALL_ACTIONS, *A.DISCARD_ACTIONS, *A.PLAY_ACTIONS)
-
-
-def _enum_name(enum_type: Any, value: int) -> str:
-    try:
-        return str(enum_type.Name(value))
-    except ValueError:
-        return str(value)
-
-
-# --------------------------------------------------------------------------- wire bytes
-# Minimal protobuf wire-format encoding for the hot paths. Only three shapes occur:
-# varint fields (wire type 0), length-delimited fields (wire type 2: sub-messages and
-# packed repeated varints), each preceded by its key varint(field_number << 3 | type).
-
-_VARINT, _LEN = 0, 2
-_SMALL_VARINTS: Final[tuple[bytes, ...]] = tuple(bytes((i,)) for i in range(128))
-
-
-def _varint(n: int) -> bytes:
-    if 0 <= n < 128:
-        return _SMALL_VARINTS[n]
-    n &= (1 << 64) - 1  # negative int32/int64 values take ten bytes, as protobuf says
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def _key(desc: Descriptor, field: str, wire_type: int) -> bytes:
-    return _varint(desc.fields_by_name[field].number << 3 | wire_type)
-
-
-def _len_field(key: bytes, body: bytes) -> bytes:
-    return key + _varint(len(body)) + body
-
-
-def _packed(key: bytes, values: Sequence[int]) -> bytes:
-    """A packed repeated varint field; empty (absent) for no values."""
-    if not values:
-        return b""
-    try:
-        body = bytes(values)  # one byte per value when every value is 0..127
-        if not body.isascii():
-            raise ValueError
-    except ValueError:
-        body = b"".join([_varint(v) for v in values])
-    return key + _varint(len(body)) + body
-
-
-_D_CARD = pb.Card.DESCRIPTOR
-_D_ACTION = pb.Action.DESCRIPTOR
-_D_SEAT_CARD = pb.SeatCard.DESCRIPTOR
-_D_SEAT_ACTION = pb.SeatAction.DESCRIPTOR
-_D_TRICK = pb.Trick.DESCRIPTOR
-_D_OBS = pb.Observation.DESCRIPTOR
-_D_REQUEST = rpb.DecisionRequest.DESCRIPTOR
-
-_MAX_SEATS = 4
-
-# Card.id -> encoded Card body (zero values are omitted, as protobuf does).
-_CARD_BYTES: Final[tuple[bytes, ...]] = tuple(
-    _key(_D_CARD, "rank", _VARINT) + _varint(r)
-    + (_key(_D_CARD, "suit", _VARINT) + _varint(s) if s else b"")
-    for r, s in _CARD_PB)
-
-
-def _action_bytes(action: Action) -> bytes:
-    body = _key(_D_ACTION, "kind", _VARINT) + _varint(ACTION_KIND_TO_PB[action.kind])
-    if action.card is not None:
-        body += _len_field(_key(_D_ACTION, "card", _LEN), _CARD_BYTES[action.card.id])
-    if action.suit is not None:
-        body += _key(_D_ACTION, "suit", _VARINT) + _varint(SUIT_TO_PB[action.suit])
-    return body
-
-
-# Action.id -> encoded Action body (the ids of all actions are 0..len-1).
-_ACTION_BYTES: Final[tuple[bytes, ...]] = tuple(
-    _action_bytes(a) for a in sorted(_ALL_ACTIONS, key=lambda a: a.id))
-assert [a.id for a in sorted(_ALL_ACTIONS, key=lambda a: a.id)] == list(
-    range(len(_ALL_ACTIONS))), "Action ids are expected to be 0..n-1"
-
-
-def _seat_bytes(desc: Descriptor, field: str, seat: int) -> bytes:
-    return _key(desc, field, _VARINT) + _varint(seat) if seat else b""
-
-
-def _cards_field(desc: Descriptor, field: str) -> tuple[bytes, ...]:
-    """Card.id -> the card as one element of the Card field ``field`` of ``desc``."""
-    key = _key(desc, field, _LEN)
-    return tuple(_len_field(key, body) for body in _CARD_BYTES)
-
-
-def _seat_cards_field(desc: Descriptor, field: str) -> tuple[tuple[bytes, ...], ...]:
-    """[seat][Card.id] -> a SeatCard as one element of the field ``field`` of ``desc``."""
-    key = _key(desc, field, _LEN)
-    card_key = _key(_D_SEAT_CARD, "card", _LEN)
-    return tuple(
-        tuple(_len_field(key, _seat_bytes(_D_SEAT_CARD, "seat", seat)
-                         + _len_field(card_key, body)) for body in _CARD_BYTES)
-        for seat in range(_MAX_SEATS))
-
-
-_OBS_HAND = _cards_field(_D_OBS, "hand")
-_OBS_UPCARD = _cards_field(_D_OBS, "upcard")
-_OBS_DISCARDS = _cards_field(_D_OBS, "discards")
-_OBS_DUMMY = _cards_field(_D_OBS, "dummy")
-_OBS_CURRENT_TRICK = _seat_cards_field(_D_OBS, "current_trick")
-_TRICK_PLAYS = _seat_cards_field(_D_TRICK, "plays")
-# [seat][Action.id] -> a SeatAction as one element of Observation.public_actions.
-_OBS_PUBLIC_ACTIONS: Final[tuple[tuple[bytes, ...], ...]] = tuple(
-    tuple(_len_field(_key(_D_OBS, "public_actions", _LEN),
-                     _seat_bytes(_D_SEAT_ACTION, "seat", seat)
-                     + _len_field(_key(_D_SEAT_ACTION, "action", _LEN), body))
-          for body in _ACTION_BYTES)
-    for seat in range(_MAX_SEATS))
-_REQUEST_LEGAL: Final[tuple[bytes, ...]] = tuple(
-    _len_field(_key(_D_REQUEST, "legal_actions", _LEN), body) for body in _ACTION_BYTES)
-_DECISION_BYTES: Final[dict[Phase, bytes]] = {
-    p: _varint(v) for p, v in DECISION_KIND_TO_PB.items()}
-_SUIT_BYTES: Final[tuple[bytes, ...]] = tuple(_varint(v) for v in SUIT_TO_PB)
-
-# Game events that happen many times a hand, as GameEvent bodies without hand_number.
-_D_EVENT = rpb.GameEvent.DESCRIPTOR
-_K_EVENT_HAND_NUMBER = _key(_D_EVENT, "hand_number", _VARINT)
-# [seat][Card.id] -> the card_played field.
-_EVENT_PLAY: Final[tuple[tuple[bytes, ...], ...]] = tuple(
-    tuple(_len_field(_key(_D_EVENT, "card_played", _LEN),
-                     _seat_bytes(rpb.CardPlayed.DESCRIPTOR, "seat", seat)
-                     + _len_field(_key(rpb.CardPlayed.DESCRIPTOR, "card", _LEN), body))
-          for body in _CARD_BYTES)
-    for seat in range(_MAX_SEATS))
-# [seat][Action.id] -> the bid field.
-_EVENT_BID: Final[tuple[tuple[bytes, ...], ...]] = tuple(
-    tuple(_len_field(_key(_D_EVENT, "bid", _LEN),
-                     _seat_bytes(rpb.Bid.DESCRIPTOR, "seat", seat)
-                     + _len_field(_key(rpb.Bid.DESCRIPTOR, "action", _LEN), body))
-          for body in _ACTION_BYTES)
-    for seat in range(_MAX_SEATS))
-# [seat][trick_number] -> the trick_won field.
-_EVENT_TRICK: Final[tuple[tuple[bytes, ...], ...]] = tuple(
-    tuple(_len_field(_key(_D_EVENT, "trick_won", _LEN),
-                     _seat_bytes(rpb.TrickWon.DESCRIPTOR, "seat", seat)
-                     + _key(rpb.TrickWon.DESCRIPTOR, "trick_number", _VARINT) + _varint(number))
-          for number in range(6))
-    for seat in range(_MAX_SEATS))
-
-_K_SEAT = _key(_D_OBS, "seat", _VARINT)
-_K_HAND_NUMBER = _key(_D_OBS, "hand_number", _VARINT)
-_K_DEALER = _key(_D_OBS, "dealer", _VARINT)
-_K_DECISION = _key(_D_OBS, "decision", _VARINT)
-_K_CURRENT = _key(_D_OBS, "current_seat", _VARINT)
-_K_TURNED_DOWN = _key(_D_OBS, "upcard_turned_down", _VARINT)
-_K_DEALER_TOOK = _key(_D_OBS, "dealer_took_upcard", _VARINT)
-_K_TRUMP = _key(_D_OBS, "trump", _VARINT)
-_K_MAKER = _key(_D_OBS, "maker", _VARINT)
-_K_ALONE = _key(_D_OBS, "alone", _LEN)
-_K_SITTING_OUT = _key(_D_OBS, "sitting_out", _LEN)
-_K_TRICKS = _key(_D_OBS, "tricks", _LEN)
-_K_TRICKS_WON = _key(_D_OBS, "tricks_won", _LEN)
-_K_SCORES = _key(_D_OBS, "scores", _LEN)
-_K_TRICK_LEADER = _key(_D_TRICK, "leader", _VARINT)
-_K_TRICK_WINNER = _key(_D_TRICK, "winner", _VARINT)
-_K_REQ_ID = _key(_D_REQUEST, "request_id", _VARINT)
-_K_REQ_KIND = _key(_D_REQUEST, "kind", _VARINT)
-_K_REQ_TIME_LEFT = _key(_D_REQUEST, "time_left_ms", _VARINT)
-_K_REQ_BANK = _key(_D_REQUEST, "bank_ms", _VARINT)
-_K_REQ_OBSERVATION = _key(_D_REQUEST, "observation", _LEN)
-_TRUE, _FALSE = _varint(1), _varint(0)
-
-
-def _observation_bytes(obs: Observation) -> bytes:
-    v = _varint
-    parts: list[bytes] = []
-    add = parts.append
-    if obs.seat:
-        add(_K_SEAT + v(obs.seat))
-    if obs.hand_number:
-        add(_K_HAND_NUMBER + v(obs.hand_number))
-    if obs.dealer:
-        add(_K_DEALER + v(obs.dealer))
-    if obs.phase not in _NOT_DECISIONS:
-        add(_K_DECISION + _DECISION_BYTES[obs.phase])
-    if obs.current is not None:
-        add(_K_CURRENT + v(obs.current))
-    hand = _OBS_HAND
-    parts.extend([hand[c.id] for c in obs.hand])
-    add(_OBS_UPCARD[obs.upcard.id])
-    if obs.upcard_turned_down:
-        add(_K_TURNED_DOWN + _TRUE)
-    if obs.dealer_took_upcard is not None:
-        add(_K_DEALER_TOOK + (_TRUE if obs.dealer_took_upcard else _FALSE))
-    if obs.trump is not None:
-        add(_K_TRUMP + _SUIT_BYTES[obs.trump])
-    if obs.maker is not None:
-        add(_K_MAKER + v(obs.maker))
-    if obs.alone:
-        add(_packed(_K_ALONE, obs.alone))
-    if obs.sitting_out:
-        add(_packed(_K_SITTING_OUT, obs.sitting_out))
-    public = _OBS_PUBLIC_ACTIONS
-    parts.extend([public[seat][a.id] for seat, a in obs.public_actions])
-    discards = _OBS_DISCARDS
-    parts.extend([discards[c.id] for c in obs.discards])
-    dummy = _OBS_DUMMY
-    parts.extend([dummy[c.id] for c in obs.dummy])
-    plays = _TRICK_PLAYS
-    for trick in obs.tricks:
-        body = b"".join([
-            _K_TRICK_LEADER + v(trick.leader) if trick.leader else b"",
-            *[plays[seat][c.id] for seat, c in trick.plays],
-            _K_TRICK_WINNER + v(trick.winner) if trick.winner else b"",
-        ])
-        add(_K_TRICKS + v(len(body)) + body)
-    current = _OBS_CURRENT_TRICK
-    parts.extend([current[seat][c.id] for seat, c in obs.current_trick])
-    add(_packed(_K_TRICKS_WON, obs.tricks_won))
-    add(_packed(_K_SCORES, obs.scores))
-    return b"".join(parts)
-
-
 # --------------------------------------------------------------------------- cards
 
 
 def card_to_pb(card: Card) -> pb.Card:
     """The protobuf form of a card (the Joker: rank JOKER, suit UNSPECIFIED)."""
-    return pb.Card.FromString(_CARD_BYTES[card.id])
+    return pb.Card.FromString(_wire.CARD_BYTES[card.id])
 
 
 def card_from_pb(msg: pb.Card) -> Card:
     """The card a message names. Raises ProtocolViolation for a rank or suit that is
     missing or unknown, or a Joker with a suit."""
-    card = _CARD_FROM_KEY.get(msg.rank * 16 + msg.suit) if 0 <= msg.suit < 16 else None
+    card = CARD_FROM_KEY.get(msg.rank * 16 + msg.suit) if 0 <= msg.suit < 16 else None
     if card is not None:
         return card
     raise ProtocolViolation(_card_problem(msg))
@@ -362,8 +121,8 @@ def _card_problem(msg: pb.Card) -> str:
         return f"malformed card: suit {suit} is not a Suit value"
     if rank == pb.RANK_JOKER:
         return (f"malformed card: the Joker has no suit, but suit is "
-                f"{_enum_name(pb.Suit, suit)}")
-    return f"malformed card: a {_enum_name(pb.Rank, rank)} card needs a suit"
+                f"{enum_name(pb.Suit, suit)}")
+    return f"malformed card: a {enum_name(pb.Rank, rank)} card needs a suit"
 
 
 # --------------------------------------------------------------------------- actions
@@ -371,7 +130,7 @@ def _card_problem(msg: pb.Card) -> str:
 
 def action_to_pb(action: Action) -> pb.Action:
     """The protobuf form of an action."""
-    return pb.Action.FromString(_ACTION_BYTES[action.id])
+    return pb.Action.FromString(_wire.ACTION_BYTES[action.id])
 
 
 def action_from_pb(msg: pb.Action) -> Action:
@@ -387,20 +146,20 @@ def action_from_pb(msg: pb.Action) -> Action:
                                 f"value")
     has_card = msg.HasField("card")
     suit = msg.suit
-    if kind in _CARD_KINDS:
+    if kind in CARD_KINDS:
         name = ACTION_KIND_TO_PB[kind]
         if not has_card:
             raise ProtocolViolation(f"malformed action: {pb.ActionKind.Name(name)} needs a "
                                     f"card")
         if suit:
             raise ProtocolViolation(f"malformed action: {pb.ActionKind.Name(name)} takes a "
-                                    f"card, not a suit (got {_enum_name(pb.Suit, suit)})")
+                                    f"card, not a suit (got {enum_name(pb.Suit, suit)})")
         try:
             card = card_from_pb(msg.card)
         except ProtocolViolation as e:
             raise ProtocolViolation(f"malformed action: {pb.ActionKind.Name(name)}: "
                                     f"{e}") from None
-        return _CARD_ACTIONS[kind][card.id]
+        return CARD_ACTIONS[kind][card.id]
     if kind is ActionKind.CALL:
         if has_card:
             raise ProtocolViolation("malformed action: ACTION_KIND_CALL takes a suit, "
@@ -413,11 +172,11 @@ def action_from_pb(msg: pb.Action) -> Action:
                                     f"not a Suit value")
         return A.CALL_ACTIONS[s]
     if has_card or suit:
-        what = "a card" if has_card else f"a suit ({_enum_name(pb.Suit, suit)})"
+        what = "a card" if has_card else f"a suit ({enum_name(pb.Suit, suit)})"
         raise ProtocolViolation(f"malformed action: "
                                 f"{pb.ActionKind.Name(ACTION_KIND_TO_PB[kind])} takes no "
                                 f"card and no suit, but has {what}")
-    return _SIMPLE_ACTIONS[kind]
+    return SIMPLE_ACTIONS[kind]
 
 
 # --------------------------------------------------------------------------- rules
@@ -487,7 +246,7 @@ def decision_kind_to_phase(kind: int) -> Phase:
     DECISION_KIND_UNSPECIFIED or an unknown value."""
     phase = DECISION_KIND_FROM_PB.get(kind)
     if phase is None:
-        raise ProtocolViolation(f"not a decision kind: {_enum_name(pb.DecisionKind, kind)}")
+        raise ProtocolViolation(f"not a decision kind: {enum_name(pb.DecisionKind, kind)}")
     return phase
 
 
@@ -495,7 +254,7 @@ def observation_to_pb(obs: Observation) -> pb.Observation:
     """The protobuf form of an observation. ``obs.legal_actions`` is not part of it:
     the legal actions travel in the DecisionRequest (see :func:`decision_request_to_pb`).
     """
-    return pb.Observation.FromString(_observation_bytes(obs))
+    return pb.Observation.FromString(_wire.observation_bytes(obs))
 
 
 def observation_from_pb(msg: pb.Observation,
@@ -543,17 +302,8 @@ def decision_request_to_pb(request_id: int, obs: Observation, time_left_ms: int,
     if not obs.legal_actions:
         raise ValueError(f"seat {obs.seat} has no decision to make (phase "
                          f"{obs.phase.value}, turn {obs.current})")
-    legal = _REQUEST_LEGAL
-    body = _observation_bytes(obs)
-    data = b"".join([
-        _K_REQ_ID + _varint(request_id) if request_id else b"",
-        _K_REQ_KIND + _DECISION_BYTES[obs.phase],
-        *[legal[a.id] for a in obs.legal_actions],
-        _K_REQ_TIME_LEFT + _varint(time_left_ms) if time_left_ms else b"",
-        _K_REQ_BANK + _varint(bank_ms) if bank_ms else b"",
-        _K_REQ_OBSERVATION + _varint(len(body)) + body,
-    ])
-    return rpb.DecisionRequest.FromString(data)
+    return rpb.DecisionRequest.FromString(
+        _wire.decision_request_bytes(request_id, obs, time_left_ms, bank_ms))
 
 
 def hand_start_to_pb(hand: Hand, seat: int, hand_number: int,
@@ -604,10 +354,6 @@ def _one_card(event: Event) -> Card:
     return event.cards[0]
 
 
-def _hand_number_bytes(hand_number: int) -> bytes:
-    return _K_EVENT_HAND_NUMBER + _varint(hand_number) if hand_number else b""
-
-
 def event_to_pb(hand_number: int, event: Event, *, trick_number: int | None = None,
                 scores: Sequence[int] | None = None) -> rpb.GameEvent | None:
     """The GameEvent of an engine event, or None for DEAL (the referee sends a HandStart
@@ -622,19 +368,16 @@ def event_to_pb(hand_number: int, event: Event, *, trick_number: int | None = No
     kind = event.kind
     GE = rpb.GameEvent
     if kind is EventKind.PLAY:
-        return GE.FromString(_hand_number_bytes(hand_number)
-                             + _EVENT_PLAY[_seat(event)][_one_card(event).id])
+        return GE.FromString(_wire.play_event_bytes(hand_number, _seat(event), _one_card(event)))
     if kind is EventKind.TRICK:
         if trick_number is None or not 1 <= trick_number <= 5:
             raise ValueError(f"a trick event needs trick_number=1..5 (the engine's event "
                              f"does not carry it); got {trick_number!r}")
-        return GE.FromString(_hand_number_bytes(hand_number)
-                             + _EVENT_TRICK[_seat(event)][trick_number])
+        return GE.FromString(_wire.trick_event_bytes(hand_number, _seat(event), trick_number))
     if kind is EventKind.BID:
         if event.action is None:
             raise ValueError("bid event without an action")
-        return GE.FromString(_hand_number_bytes(hand_number)
-                             + _EVENT_BID[_seat(event)][event.action.id])
+        return GE.FromString(_wire.bid_event_bytes(hand_number, _seat(event), event.action))
     if kind is EventKind.DEAL:
         return None
     if kind is EventKind.TRUMP:

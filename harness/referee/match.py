@@ -10,13 +10,12 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from harness._generated.euchre.v1 import referee_pb2 as rpb
 from harness.errors import (
     BotTerminatedError,
     BotTimeoutError,
     ProtocolViolation,
 )
-from harness.protocol import convert
+from harness.protocol import ConnectResponse, convert, messages
 from harness.referee.outcome import (
     Fault,
     FaultKind,
@@ -35,16 +34,6 @@ from harness.rules.scoring import team_of
 
 log = logging.getLogger("euchre.match")
 
-_FAULT_PB = {
-    FaultKind.TIMEOUT: rpb.FAULT_KIND_TIMEOUT,
-    FaultKind.ILLEGAL_ACTION: rpb.FAULT_KIND_ILLEGAL_ACTION,
-    FaultKind.PROTOCOL_VIOLATION: rpb.FAULT_KIND_PROTOCOL_VIOLATION,
-}
-_TERMINATION_PB = {
-    Termination.NORMAL: rpb.GAME_TERMINATION_NORMAL,
-    Termination.FORFEIT: rpb.GAME_TERMINATION_FORFEIT,
-    Termination.INTERRUPTED: rpb.GAME_TERMINATION_INTERRUPTED,
-}
 # Faults after which nobody is left to answer: they forfeit under every policy.
 _FATAL = frozenset({FaultKind.DISCONNECT, FaultKind.CRASH, FaultKind.STARTUP_FAILURE})
 
@@ -98,10 +87,10 @@ class GameRunner:
         self._tricks_in_hand = 0
 
     # ------------------------------------------------------------------ sending
-    def _post(self, seat: int, msg: rpb.ConnectResponse) -> None:
+    def _post(self, seat: int, msg: ConnectResponse) -> None:
         self.seats[seat].post(msg)
 
-    async def _flush(self, session: Session, last: rpb.ConnectResponse | None = None) -> None:
+    async def _flush(self, session: Session, last: ConnectResponse | None = None) -> None:
         # A closed stream is noticed (and charged) when the seat is next asked to decide.
         with contextlib.suppress(BotTerminatedError):
             await session.flush(last)
@@ -118,16 +107,15 @@ class GameRunner:
             if kind is EventKind.DEAL:
                 assert ev.to is not None
                 self._tricks_in_hand = 0
-                self._post(ev.to, rpb.ConnectResponse(hand_start=convert.hand_start_to_pb(
-                    game.hands[hi], ev.to, hi, game.scores)))
+                self._post(ev.to, messages.hand_start(game.hands[hi], ev.to, hi,
+                                                      game.scores))
                 continue
             if kind is EventKind.TRICK:
                 self._tricks_in_hand += 1
-            pbev = convert.event_to_pb(hi, ev, trick_number=self._tricks_in_hand,
-                                       scores=game.scores)
-            if pbev is None:
+            msg = messages.game_event(hi, ev, trick_number=self._tricks_in_hand,
+                                      scores=game.scores)
+            if msg is None:
                 continue
-            msg = rpb.ConnectResponse(game_event=pbev)
             for s in (seats if ev.to is None else (ev.to,)):
                 self._post(s, msg)
 
@@ -148,13 +136,12 @@ class GameRunner:
     async def _play(self, start: float, started_at: float) -> GameResult:
         cfg = self.config
         rules = convert.rules_to_pb(cfg)
-        tc = rpb.TimeControl(increment_ms=int(self.tc.per_decision * 1000),
-                             bank_ms=int(self.tc.bank * 1000))
         for s in range(cfg.players):
             partner = (s + 2) % 4 if cfg.form is Form.FOUR_HANDED else None
-            self._post(s, rpb.ConnectResponse(game_start=rpb.GameStart(
-                game_id=self.game_id, rules=rules, seat=s, partner_seat=partner,
-                seat_names=self.names, target=cfg.target, time_control=tc)))
+            self._post(s, messages.game_start(
+                self.game_id, rules, s, self.names, partner_seat=partner,
+                increment_ms=int(self.tc.per_decision * 1000),
+                bank_ms=int(self.tc.bank * 1000)))
         termination = Termination.NORMAL
         detail = ""
         loser: int | None = None
@@ -178,10 +165,9 @@ class GameRunner:
                 forfeit = (fault.kind in _FATAL or self.policy.kind is PolicyKind.FORFEIT
                            or strikes >= self.policy.max_strikes)
                 action = None if forfeit else game.legal_actions()[0]
-                self._post(seat, rpb.ConnectResponse(fault=rpb.Fault(
-                    kind=_FAULT_PB.get(fault.kind, rpb.FAULT_KIND_UNSPECIFIED),
-                    detail=fault.detail, strikes=strikes, request_id=self._request_id,
-                    played_action=convert.action_to_pb(action) if action else None)))
+                self._post(seat, messages.fault(
+                    fault.kind.value, fault.detail, strikes=strikes,
+                    request_id=self._request_id, played_action=action))
                 if forfeit:
                     termination, detail, loser = Termination.FORFEIT, (
                         f"seat {seat} ({self.names[seat]}) forfeits: {fault.kind.value}: "
@@ -274,11 +260,10 @@ class GameRunner:
         if loser is not None and self.faults:
             public = f"seat {loser} ({self.names[loser]}) forfeits: {self.faults[-1].kind.value}"
         for seat in range(cfg.players):
-            await self._flush(self.seats[seat], rpb.ConnectResponse(game_over=rpb.GameOver(
-                game_id=self.game_id, scores=scores, winner_team=winner, places=places,
-                your_place=places[seat], termination=_TERMINATION_PB[termination],
-                detail=detail if seat == loser else public, forfeit_seat=loser,
-                hands_played=len(game.hands))))
+            await self._flush(self.seats[seat], messages.game_over(
+                self.game_id, termination=termination.value, scores=scores, places=places,
+                seat=seat, winner_team=winner, forfeit_seat=loser,
+                detail=detail if seat == loser else public, hands_played=len(game.hands)))
         return GameResult(self.game_id, self.names, termination, scores, places, winner,
                           len(game.hands), tuple(self.faults), record,
                           time.monotonic() - start, detail)

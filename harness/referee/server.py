@@ -12,45 +12,61 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, cast
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from harness import __version__
-from harness._generated.euchre.v1 import euchre_pb2 as pb
-from harness._generated.euchre.v1 import referee_pb2 as rpb
-from harness._generated.euchre.v1 import referee_pb2_grpc as rpc
 from harness.errors import HarnessError
-from harness.protocol import operator
+from harness.protocol import (
+    MAX_MESSAGE_BYTES,
+    PROTOCOL_VERSION,
+    REFEREE_SERVICE_NAME,
+    REFUSAL_REASON_BAD_TOKEN,
+    REFUSAL_REASON_MALFORMED,
+    REFUSAL_REASON_SHUTTING_DOWN,
+    REFUSAL_REASON_TOKEN_IN_USE,
+    REFUSAL_REASON_UNSUPPORTED_DECK,
+    REFUSAL_REASON_UNSUPPORTED_FORM,
+    REFUSAL_REASON_UNSUPPORTED_VERSION,
+    TRANSPORT_MAX_BYTES,
+    ConnectRequest,
+    DecodeError,
+    RefereeServiceServicer,
+    add_RefereeServiceServicer_to_server,
+    messages,
+    operator,
+)
 from harness.referee.operator import OperatorServicer, TournamentCalls
 from harness.referee.session import Registry, Session
 
 log = logging.getLogger("euchre.referee")
 
-PROTOCOL_VERSION = 1
-MAX_MESSAGE_BYTES = 64 * 1024  # far above the largest legal message (~2 KB)
-# The transport's own limit, a backstop: the referee checks MAX_MESSAGE_BYTES itself so
-# that an oversized message is charged as a protocol violation, not seen as a hang-up.
-TRANSPORT_MAX_BYTES = 4 * 1024 * 1024
 HANDSHAKE_TIMEOUT = 10.0
 
 
-class RefereeServicer(rpc.RefereeServiceServicer):
+class RefereeServicer(RefereeServiceServicer):
     def __init__(self, server: RefereeServer) -> None:
         self.server = server
 
     async def Connect(  # type: ignore[override]
-            self, request_iterator: AsyncIterator[rpb.ConnectRequest],
+            self, request_iterator: AsyncIterator[ConnectRequest],
             context: grpc.aio.ServicerContext[Any, Any]) -> None:
         """The bot's stream: handshake, then read replies until it ends. Messages to the
-        bot are written by the game runner through :class:`Session`."""
+        bot are written by the game runner through :class:`Session`. A stream the
+        referee ends for a protocol violation ends with an error status saying why."""
         try:
             first = await asyncio.wait_for(context.read(), self.server.handshake_timeout)
         except TimeoutError:
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
                                 "no Hello within the handshake timeout")
+            return
+        except DecodeError as e:
+            await _refuse(context, REFUSAL_REASON_MALFORMED,
+                          f"the first message does not parse ({e})",
+                          grpc.StatusCode.INVALID_ARGUMENT)
             return
         if first is grpc.aio.EOF:
             return
@@ -65,40 +81,47 @@ class RefereeServicer(rpc.RefereeServiceServicer):
             session.slot.detach(session)
             log.info("session %s (%s) ended: %s", session.id, session.slot.name,
                      session.close_reason)
+        if session.end_status is not None:
+            await context.abort(session.end_status.code, session.end_status.detail)
 
-    async def _handshake(self, msg: rpb.ConnectRequest,
+    async def _handshake(self, msg: ConnectRequest,
                          context: grpc.aio.ServicerContext[Any, Any]) -> Session | None:
         async def refuse(reason: int, detail: str, code: grpc.StatusCode) -> None:
-            await context.write(rpb.ConnectResponse(
-                refusal=rpb.Refusal(reason=reason, detail=detail)))  # type: ignore[arg-type]
-            await context.abort(code, detail)
+            await _refuse(context, reason, detail, code)
 
         if msg.WhichOneof("payload") != "hello":
-            await refuse(rpb.REFUSAL_REASON_MALFORMED, "the first message must be Hello",
+            await refuse(REFUSAL_REASON_MALFORMED, "the first message must be Hello",
                          grpc.StatusCode.INVALID_ARGUMENT)
+            return None
+        size = msg.ByteSize()
+        if size > self.server.max_message_bytes:
+            await refuse(REFUSAL_REASON_MALFORMED,
+                         f"a {size}-byte Hello (the limit is "
+                         f"{self.server.max_message_bytes} bytes)",
+                         grpc.StatusCode.RESOURCE_EXHAUSTED)
             return None
         hello = msg.hello
         if self.server.shutting_down:
-            await refuse(rpb.REFUSAL_REASON_SHUTTING_DOWN, "the referee is shutting down",
+            await refuse(REFUSAL_REASON_SHUTTING_DOWN, "the referee is shutting down",
                          grpc.StatusCode.UNAVAILABLE)
             return None
         if hello.protocol_version != PROTOCOL_VERSION:
-            await refuse(rpb.REFUSAL_REASON_UNSUPPORTED_VERSION,
+            await refuse(REFUSAL_REASON_UNSUPPORTED_VERSION,
                          f"protocol version {hello.protocol_version} is not supported; "
                          f"this referee speaks version {PROTOCOL_VERSION}",
                          grpc.StatusCode.FAILED_PRECONDITION)
             return None
         if not hello.bot_name.strip():
-            await refuse(rpb.REFUSAL_REASON_MALFORMED, "Hello.bot_name is empty",
+            await refuse(REFUSAL_REASON_MALFORMED, "Hello.bot_name is empty",
                          grpc.StatusCode.INVALID_ARGUMENT)
             return None
         slot = self.server.registry.lookup(hello.token)
         if slot is None:
-            await refuse(rpb.REFUSAL_REASON_BAD_TOKEN, "unknown token",
+            await refuse(REFUSAL_REASON_BAD_TOKEN, "unknown token",
                          grpc.StatusCode.UNAUTHENTICATED)
             return None
         if slot.live:
-            await refuse(rpb.REFUSAL_REASON_TOKEN_IN_USE,
+            await refuse(REFUSAL_REASON_TOKEN_IN_USE,
                          "this token's seat already has a live stream",
                          grpc.StatusCode.ALREADY_EXISTS)
             return None
@@ -107,33 +130,30 @@ class RefereeServicer(rpc.RefereeServiceServicer):
             form, deck = need
             caps = hello.capabilities
             if caps.forms and form not in caps.forms:
-                await refuse(rpb.REFUSAL_REASON_UNSUPPORTED_FORM,
-                             f"this referee plays {_form_name(form)}, which the bot does not "
-                             f"support", grpc.StatusCode.FAILED_PRECONDITION)
+                await refuse(REFUSAL_REASON_UNSUPPORTED_FORM,
+                             f"this referee plays {messages.form_name(form)}, which the bot "
+                             f"does not support", grpc.StatusCode.FAILED_PRECONDITION)
                 return None
             if caps.decks and deck not in caps.decks:
-                await refuse(rpb.REFUSAL_REASON_UNSUPPORTED_DECK,
-                             f"this referee plays {_deck_name(deck)}, which the bot does not "
-                             f"support", grpc.StatusCode.FAILED_PRECONDITION)
+                await refuse(REFUSAL_REASON_UNSUPPORTED_DECK,
+                             f"this referee plays {messages.deck_name(deck)}, which the bot "
+                             f"does not support", grpc.StatusCode.FAILED_PRECONDITION)
                 return None
         session = Session(context, slot, hello.bot_name[:100], hello.bot_version[:100],
                           context.peer(), bundles=hello.capabilities.bundles,
                           max_message_bytes=self.server.max_message_bytes)
-        await context.write(rpb.ConnectResponse(welcome=rpb.Welcome(
-            session_id=session.id, protocol_version=PROTOCOL_VERSION,
-            referee_version=__version__)))
+        await context.write(messages.welcome(session.id, __version__))
         slot.attach(session)
         log.info("session %s: %s (%s %s) from %s", session.id, slot.name, session.bot_name,
                  session.bot_version, session.peer)
         return session
 
 
-def _form_name(value: int) -> str:
-    return pb.Form.Name(cast(pb.Form.ValueType, value))
-
-
-def _deck_name(value: int) -> str:
-    return pb.Deck.Name(cast(pb.Deck.ValueType, value))
+async def _refuse(context: grpc.aio.ServicerContext[Any, Any], reason: int, detail: str,
+                  code: grpc.StatusCode) -> None:
+    """Send a Refusal, then end the stream with ``code``."""
+    await context.write(messages.refusal(reason, detail))  # type: ignore[arg-type]
+    await context.abort(code, detail)
 
 
 def _is_loopback(peer: str) -> bool:
@@ -189,11 +209,11 @@ class RefereeServer:
             ("grpc.so_reuseport", 0),
         ]
         server = grpc.aio.server(options=options)
-        rpc.add_RefereeServiceServicer_to_server(RefereeServicer(self), server)
+        add_RefereeServiceServicer_to_server(RefereeServicer(self), server)
         operator.add_to_server(OperatorServicer(self), server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         names = (
-            rpb.DESCRIPTOR.services_by_name["RefereeService"].full_name,
+            REFEREE_SERVICE_NAME,
             operator.SERVICE_NAME,
             health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
             reflection.SERVICE_NAME,
@@ -240,8 +260,8 @@ class RefereeServer:
             s = slot.session
             if s is not None and not s.closed.is_set():
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(s.send(rpb.ConnectResponse(
-                        shutdown=rpb.Shutdown(reason="the referee is shutting down"))), 1.0)
+                    await asyncio.wait_for(
+                        s.send(messages.shutdown("the referee is shutting down")), 1.0)
                 s.close("referee shutdown")
         await self._server.stop(grace)
         self._server = None

@@ -8,8 +8,12 @@ be connected again (reconnect).
 
 A session's decisions are request/reply: :meth:`Session.decide` sends a
 ``DecisionRequest`` and waits for the ``DecisionReply`` with the same id. A reply with an
-id the referee never issued is a protocol violation; a reply to an earlier request that
-already timed out is late and ignored.
+id the referee never issued, or a second reply to a request, is a protocol violation
+(charged at the decision it interrupts, or at the seat's next one); the first reply to
+a request that already timed out is late and ignored. A flood of such replies, a message
+over the size limit or bytes that do not parse end the stream as a protocol violation:
+the game in progress charges it, its Fault and GameOver still go out, and the stream
+then ends with a non-OK status that says why.
 """
 
 from __future__ import annotations
@@ -22,10 +26,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import grpc
-from google.protobuf.message import DecodeError
 
-from harness._generated.euchre.v1 import referee_pb2 as rpb
 from harness.errors import BotTerminatedError, BotTimeoutError, ProtocolViolation
+from harness.protocol import (
+    MAX_MESSAGE_BYTES,
+    ConnectResponse,
+    DecisionReply,
+    DecisionRequest,
+    DecodeError,
+    messages,
+)
 
 
 class SlotState(enum.Enum):
@@ -106,6 +116,29 @@ class Registry:
 
 _session_ids = itertools.count(1)
 WRITE_TIMEOUT = 10.0  # seconds a write may block before the bot counts as gone
+# Replies that answer no open request (late, repeated or unknown ids) tolerated between
+# two decision requests before the stream ends as a flood. (A slow bot sends at most one
+# late reply per request.)
+FLOOD_LIMIT = 16
+# Late-reply notices queued for the bot at once (its next messages carry them).
+MAX_NOTICES = 3
+# Request ids whose fate (answered, expired, late, charged) is remembered.
+REMEMBERED_REQUESTS = 64
+
+
+class _Fate(enum.Enum):
+    ANSWERED = "answered"  # its reply came in time
+    EXPIRED = "expired"  # settled without a reply (timeout, violation, stream end)
+    LATE = "late"  # expired, then its reply came
+    CHARGED = "charged"  # a second reply came, and was charged as a violation
+
+
+class EndStatus:
+    """Why the referee ends a stream with an error status (a protocol violation)."""
+
+    def __init__(self, code: grpc.StatusCode, detail: str) -> None:
+        self.code = code
+        self.detail = detail
 
 
 class Session:
@@ -113,7 +146,7 @@ class Session:
 
     def __init__(self, context: grpc.aio.ServicerContext[Any, Any], slot: Slot,
                  bot_name: str, bot_version: str, peer: str, *, bundles: bool = False,
-                 max_message_bytes: int = 64 * 1024) -> None:
+                 max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
         self.id = f"s{next(_session_ids)}-{secrets.token_hex(4)}"
         self.bundles = bundles  # the bot takes Bundle messages (Capabilities.bundles)
         self.max_message_bytes = max_message_bytes
@@ -127,23 +160,29 @@ class Session:
         self.violation: str | None = None  # set by the reader: charged at the next decision
         self._write_lock = asyncio.Lock()
         self._pending_id = 0
-        self._pending: asyncio.Future[rpb.DecisionReply] | None = None
+        self._pending: asyncio.Future[DecisionReply] | None = None
         self._last_issued = 0
-        self._outbox: list[rpb.ConnectResponse] = []
+        self._outbox: list[ConnectResponse] = []
         self._next_request_id = 0
-        self.violated = False  # the stream ended because of a protocol violation
+        self._fates: dict[int, _Fate] = {}
+        self._strays = 0  # replies since the last request that answered no open request
+        self._notices = 0  # late-reply notices in the outbox
+        self.violated = False  # the stream ends because of a protocol violation
+        # Set when the referee ends the stream for a protocol violation: the stream stays
+        # open for writing until the bot's game is over, then ends with this status.
+        self.end_status: EndStatus | None = None
 
     def new_request_id(self) -> int:
         """Request ids increase along the stream, across games."""
         self._next_request_id += 1
         return self._next_request_id
 
-    def post(self, message: rpb.ConnectResponse) -> None:
+    def post(self, message: ConnectResponse) -> None:
         """Queue a message; it goes out with the next :meth:`flush` (a bundling bot gets
         the queue in one Bundle with its next decision request or game over)."""
         self._outbox.append(message)
 
-    async def flush(self, last: rpb.ConnectResponse | None = None, *,
+    async def flush(self, last: ConnectResponse | None = None, *,
                     timeout: float = WRITE_TIMEOUT) -> None:
         """Send everything queued (plus ``last``): one Bundle to a bot that takes them,
         else one message at a time. A bot that does not read its stream (so that writes
@@ -155,20 +194,24 @@ class Session:
             raise BotTerminatedError(f"{self.slot.name}: stream closed "
                                      f"({self.close_reason})") from None
 
-    async def _flush(self, last: rpb.ConnectResponse | None) -> None:
+    async def _flush(self, last: ConnectResponse | None) -> None:
         queued = self._outbox
         if last is not None:
             queued.append(last)
         if not queued:
             return
         self._outbox = []
+        self._notices = 0
         if self.bundles and len(queued) > 1:
-            await self.send(rpb.ConnectResponse(bundle=rpb.Bundle(messages=queued)))
+            await self.send(messages.bundle(queued))
         else:
             for message in queued:
                 await self.send(message)
+        if self.end_status is not None and any(
+                m.WhichOneof("payload") == "game_over" for m in queued):
+            self.close(self.end_status.detail)  # the bot has its GameOver: end the stream
 
-    async def send(self, message: rpb.ConnectResponse) -> None:
+    async def send(self, message: ConnectResponse) -> None:
         if self.closed.is_set():
             raise BotTerminatedError(f"{self.slot.name}: stream closed ({self.close_reason})")
         try:
@@ -178,20 +221,24 @@ class Session:
             self.close(f"write failed: {e!r}")
             raise BotTerminatedError(f"{self.slot.name}: stream closed ({e!r})") from e
 
-    async def decide(self, request: rpb.DecisionRequest, timeout: float) -> rpb.DecisionReply:
+    async def decide(self, request: DecisionRequest, timeout: float) -> DecisionReply:
         """Send a decision request and wait for its reply. Raises BotTimeoutError,
         BotTerminatedError or ProtocolViolation."""
         if self.violation is not None:
             v, self.violation = self.violation, None
             raise ProtocolViolation(v)
+        if self.end_status is not None:
+            raise BotTerminatedError(f"{self.slot.name}: stream closed "
+                                     f"({self.end_status.detail})")
         loop = asyncio.get_running_loop()
-        fut: asyncio.Future[rpb.DecisionReply] = loop.create_future()
-        self._pending, self._pending_id = fut, request.request_id
-        self._last_issued = max(self._last_issued, request.request_id)
+        fut: asyncio.Future[DecisionReply] = loop.create_future()
+        request_id = request.request_id
+        self._pending, self._pending_id = fut, request_id
+        self._strays = 0
+        self._last_issued = max(self._last_issued, request_id)
         timer = None
         try:
-            await self.flush(rpb.ConnectResponse(decision_request=request),
-                             timeout=max(timeout, 1.0))
+            await self.flush(messages.decision_request(request), timeout=max(timeout, 1.0))
             timer = loop.call_later(timeout, self._expire, fut, timeout)
             return await fut  # resolved by on_reply, _expire or close
         finally:
@@ -199,48 +246,76 @@ class Session:
                 timer.cancel()
             self._pending = None
             self._pending_id = 0
+            self._settle(request_id, _Fate.EXPIRED)
 
-    def _expire(self, fut: asyncio.Future[rpb.DecisionReply], timeout: float) -> None:
+    def _settle(self, request_id: int, fate: _Fate) -> None:
+        """Remember what became of a request (the first fate sticks, except that a later
+        reply moves EXPIRED on to LATE and a repeated one to CHARGED)."""
+        fates = self._fates
+        fates.setdefault(request_id, fate)
+        if len(fates) > REMEMBERED_REQUESTS:
+            del fates[next(iter(fates))]  # the oldest (ids are issued in order)
+
+    def _expire(self, fut: asyncio.Future[DecisionReply], timeout: float) -> None:
         if not fut.done():
             fut.set_exception(BotTimeoutError(f"{self.slot.name}: no reply within "
                                               f"{timeout:.3f}s"))
 
-    def on_reply(self, reply: rpb.DecisionReply) -> None:
+    def on_reply(self, reply: DecisionReply) -> None:
+        rid = reply.request_id
         fut = self._pending
-        if fut is not None and not fut.done() and reply.request_id == self._pending_id:
+        if fut is not None and not fut.done() and rid == self._pending_id:
             fut.set_result(reply)
+            self._settle(rid, _Fate.ANSWERED)
             return
-        if 0 < reply.request_id <= self._last_issued:
-            # A late reply to a request that timed out: it costs nothing more. During a
-            # game the bot is told so with its next messages; between games it is dropped.
-            if not self.slot.game_id:
-                return
-            self.post(rpb.ConnectResponse(fault=rpb.Fault(
-                kind=rpb.FAULT_KIND_LATE_REPLY, request_id=reply.request_id,
-                detail=f"reply to request {reply.request_id} arrived after its time ran out; "
-                       f"ignored")))
+        self._strays += 1
+        if self._strays > FLOOD_LIMIT:
+            self.end_for_violation(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"protocol violation: a flood of replies ({self._strays} since the last "
+                f"request that answer no open request)")
             return
-        detail = (f"reply to request {reply.request_id}, but the open request is "
-                  f"{self._pending_id}" if fut is not None
-                  else f"reply to request {reply.request_id} when no decision was asked")
-        if fut is not None and not fut.done():
-            fut.set_exception(ProtocolViolation(detail))
-        else:
-            self.violation = detail
+        if not 0 < rid <= self._last_issued:
+            self._violate(f"reply to request {rid}, but the open request is "
+                          f"{self._pending_id}" if fut is not None
+                          else f"reply to request {rid} when no decision was asked")
+            return
+        # An issued request whose decision is settled (or is being settled right now).
+        fate = self._fates.get(rid, _Fate.EXPIRED)
+        if fate is _Fate.EXPIRED:
+            self._fates[rid] = _Fate.LATE
+            self._late(rid)
+        elif fate is not _Fate.CHARGED:  # ANSWERED or LATE: it already had its reply
+            self._fates[rid] = _Fate.CHARGED
+            self._violate(f"a second reply to request {rid}")
+        # else: a repeated reply already charged once; the flood limit bounds them
+
+    def _late(self, request_id: int) -> None:
+        """A late reply to a request that timed out: it costs nothing more. During a game
+        the bot is told so with its next messages (a few notices at most); between games
+        it is dropped."""
+        if not self.slot.game_id or self._notices >= MAX_NOTICES:
+            return
+        self._notices += 1
+        self.post(messages.fault("late_reply", f"reply to request {request_id} arrived "
+                                               f"after its decision was closed (its time "
+                                               f"ran out, or a fault ended it); ignored",
+                                 request_id=request_id))
 
     async def read_loop(self) -> None:
-        """Read the bot's messages until the stream ends."""
+        """Read the bot's messages until the stream ends, or until a violation ends it."""
         try:
-            while True:
+            while self.end_status is None:
                 msg = await self.context.read()
                 if msg is grpc.aio.EOF:
                     self.close("the bot closed its stream")
                     return
                 size = msg.ByteSize()
                 if size > self.max_message_bytes:
-                    self.violated = True
-                    self.close(f"protocol violation: a {size}-byte message (the limit is "
-                               f"{self.max_message_bytes})")
+                    self.end_for_violation(
+                        grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"protocol violation: a {size}-byte message (the limit is "
+                        f"{self.max_message_bytes})")
                     return
                 which = msg.WhichOneof("payload")
                 if which == "decision_reply":
@@ -250,10 +325,28 @@ class Session:
         except asyncio.CancelledError:
             raise
         except DecodeError as e:
-            self.violated = True
-            self.close(f"protocol violation: a message that does not parse ({e})")
+            self.end_for_violation(grpc.StatusCode.INVALID_ARGUMENT,
+                                   f"protocol violation: a message that does not parse ({e})")
         except Exception as e:
             self.close(f"stream error: {e!r}")
+
+    def end_for_violation(self, code: grpc.StatusCode, detail: str) -> None:
+        """Stop reading and end the stream for a protocol violation. The decision in
+        progress fails at once; the stream stays open for writing until the bot's game
+        sends its GameOver (at most :data:`WRITE_TIMEOUT` seconds), so that the bot
+        learns its Fault and the result, then ends with ``code`` and ``detail``."""
+        if self.end_status is not None or self.closed.is_set():
+            return
+        self.violated = True
+        self.end_status = EndStatus(code, detail)
+        fut = self._pending
+        if fut is not None and not fut.done():
+            fut.set_exception(BotTerminatedError(f"{self.slot.name}: stream closed "
+                                                 f"({detail})"))
+        if not self.slot.game_id:
+            self.close(detail)  # no game to finish: end now
+        else:
+            asyncio.get_running_loop().call_later(WRITE_TIMEOUT, self.close, detail)
 
     def _violate(self, detail: str) -> None:
         fut = self._pending

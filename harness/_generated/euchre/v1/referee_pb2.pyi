@@ -160,10 +160,13 @@ class _FaultKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FaultKind.V
     """A well-formed action that is not among the legal actions."""
     FAULT_KIND_PROTOCOL_VIOLATION: _FaultKind.ValueType  # 3
     """A message the protocol does not allow at that point: a malformed action, a reply
-    with the wrong request_id or when nothing was asked, a second Hello, ...
+    with the wrong request_id or when nothing was asked, a second reply to a request, a
+    second Hello, a flood of replies, a message over 64 KiB, bytes that do not parse...
     """
     FAULT_KIND_LATE_REPLY: _FaultKind.ValueType  # 4
-    """A reply arrived after its request had already timed out; it was ignored."""
+    """The first reply to a request that had already timed out (or that a fault had
+    ended) arrived; it was ignored and costs nothing.
+    """
 
 class FaultKind(_FaultKind, metaclass=_FaultKindEnumTypeWrapper):
     """The kind of fault a bot committed."""
@@ -176,10 +179,13 @@ FAULT_KIND_ILLEGAL_ACTION: FaultKind.ValueType  # 2
 """A well-formed action that is not among the legal actions."""
 FAULT_KIND_PROTOCOL_VIOLATION: FaultKind.ValueType  # 3
 """A message the protocol does not allow at that point: a malformed action, a reply
-with the wrong request_id or when nothing was asked, a second Hello, ...
+with the wrong request_id or when nothing was asked, a second reply to a request, a
+second Hello, a flood of replies, a message over 64 KiB, bytes that do not parse...
 """
 FAULT_KIND_LATE_REPLY: FaultKind.ValueType  # 4
-"""A reply arrived after its request had already timed out; it was ignored."""
+"""The first reply to a request that had already timed out (or that a fault had
+ended) arrived; it was ignored and costs nothing.
+"""
 Global___FaultKind: _TypeAlias = FaultKind  # noqa: Y015
 
 class _BotState:
@@ -338,7 +344,10 @@ class Hello(_message.Message):
     protocol_version: _builtins.int
     """The protocol version the bot speaks. This file defines version 1."""
     bot_name: _builtins.str
-    """The bot's name as shown in results and standings (e.g. "randombot")."""
+    """The bot's own name for itself (e.g. "randombot"); must not be empty. The referee
+    logs it (cut to 100 characters) next to the entrant name, which is the name that
+    results, standings, GameStart.seat_names and BotInfo.name show.
+    """
     bot_version: _builtins.str
     """The bot's own version string (free text, e.g. "1.4.0" or a commit hash)."""
     token: _builtins.str
@@ -1260,7 +1269,9 @@ class BotInfo(_message.Message):
     session_id: _builtins.str
     """The session id given in Welcome."""
     name: _builtins.str
-    """Hello.bot_name."""
+    """The entrant name of the seat (as in results and GameStart.seat_names; not
+    Hello.bot_name).
+    """
     version: _builtins.str
     """Hello.bot_version."""
     state: Global___BotState.ValueType

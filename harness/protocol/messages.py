@@ -1,0 +1,157 @@
+"""Builders for the messages of a ``Connect`` stream (``referee.proto``), in the engine's
+terms: the referee, the SDK and the test bots build every message they send here, so the
+rest of the harness never sets protobuf fields by hand.
+
+Referee -> bot: :func:`welcome`, :func:`refusal`, :func:`game_start`, :func:`hand_start`,
+:func:`game_event`, :func:`decision_request`, :func:`fault`, :func:`game_over`,
+:func:`shutdown` and :func:`bundle`, each a complete ``ConnectResponse``.
+
+Bot -> referee: :func:`hello` and :func:`decision_reply`, each a ``ConnectRequest``.
+
+Fault kinds and game terminations are named by the referee's enum values as text
+(``"timeout"``, ``"forfeit"``...), so this layer does not depend on the referee's types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
+
+from harness._generated.euchre.v1 import euchre_pb2 as pb
+from harness._generated.euchre.v1 import referee_pb2 as rpb
+from harness.protocol import convert
+from harness.protocol._tables import enum_name
+from harness.rules.actions import Action
+from harness.rules.cards import DeckKind
+from harness.rules.config import Form, RulesConfig
+from harness.rules.hand import Event, Hand
+
+PROTOCOL_VERSION: Final = 1
+"""The protocol version this package speaks (``Hello.protocol_version``, ``Welcome``)."""
+
+
+def _by_suffix(enum_type: Any, prefix: str) -> dict[str, int]:
+    """``{"timeout": FAULT_KIND_TIMEOUT, ...}``: every value but UNSPECIFIED, keyed by its
+    name without ``prefix``, in lower case (the referee's enum values)."""
+    return {name.removeprefix(prefix).lower(): value
+            for name, value in enum_type.items() if not name.endswith("_UNSPECIFIED")}
+
+
+# "timeout", "illegal_action", "protocol_violation", "late_reply" -> FaultKind. The kinds
+# that end a stream (disconnect, crash, ...) have no value: their notices say UNSPECIFIED.
+FAULT_KIND_TO_PB: Final[dict[str, int]] = _by_suffix(rpb.FaultKind, "FAULT_KIND_")
+# "normal", "forfeit", "interrupted", "hand_limit" -> GameTermination.
+TERMINATION_TO_PB: Final[dict[str, int]] = _by_suffix(rpb.GameTermination,
+                                                       "GAME_TERMINATION_")
+
+
+# --------------------------------------------------------------------------- bot -> referee
+
+
+def hello(bot_name: str, bot_version: str, token: str, *, forms: Iterable[Form] = (),
+          decks: Iterable[DeckKind] = (), bundles: bool = False) -> rpb.ConnectRequest:
+    """The handshake (always for :data:`PROTOCOL_VERSION`)."""
+    caps = rpb.Capabilities(forms=[convert.FORM_TO_PB[f] for f in forms],
+                            decks=[convert.DECK_TO_PB[d] for d in decks], bundles=bundles)
+    return rpb.ConnectRequest(hello=rpb.Hello(
+        protocol_version=PROTOCOL_VERSION, bot_name=bot_name, bot_version=bot_version,
+        token=token, capabilities=caps))
+
+
+def decision_reply(request_id: int, action: Action) -> rpb.ConnectRequest:
+    """The answer to request ``request_id``."""
+    return rpb.ConnectRequest(decision_reply=rpb.DecisionReply(
+        request_id=request_id, action=convert.action_to_pb(action)))
+
+
+# --------------------------------------------------------------------------- referee -> bot
+
+
+def welcome(session_id: str, referee_version: str) -> rpb.ConnectResponse:
+    return rpb.ConnectResponse(welcome=rpb.Welcome(
+        session_id=session_id, protocol_version=PROTOCOL_VERSION,
+        referee_version=referee_version))
+
+
+def refusal(reason: rpb.RefusalReason.ValueType, detail: str) -> rpb.ConnectResponse:
+    return rpb.ConnectResponse(refusal=rpb.Refusal(reason=reason, detail=detail))
+
+
+def shutdown(reason: str) -> rpb.ConnectResponse:
+    return rpb.ConnectResponse(shutdown=rpb.Shutdown(reason=reason))
+
+
+def bundle(messages: Sequence[rpb.ConnectResponse]) -> rpb.ConnectResponse:
+    """Several messages in one, for a bot that takes Bundles."""
+    return rpb.ConnectResponse(bundle=rpb.Bundle(messages=messages))
+
+
+def game_start(game_id: str, rules: RulesConfig | pb.RulesOptions, seat: int,
+               seat_names: Sequence[str], *, increment_ms: int, bank_ms: int,
+               partner_seat: int | None = None) -> rpb.ConnectResponse:
+    """The GameStart of ``seat``. ``rules`` may be converted once per game by the caller
+    (:func:`~harness.protocol.convert.rules_to_pb`) and shared by every seat."""
+    options = convert.rules_to_pb(rules) if isinstance(rules, RulesConfig) else rules
+    return rpb.ConnectResponse(game_start=rpb.GameStart(
+        game_id=game_id, rules=options, seat=seat, partner_seat=partner_seat,
+        seat_names=seat_names, target=options.target,
+        time_control=rpb.TimeControl(increment_ms=increment_ms, bank_ms=bank_ms)))
+
+
+def hand_start(hand: Hand, seat: int, hand_number: int,
+               scores: Sequence[int]) -> rpb.ConnectResponse:
+    """``seat``'s HandStart (see :func:`~harness.protocol.convert.hand_start_to_pb`)."""
+    return rpb.ConnectResponse(hand_start=convert.hand_start_to_pb(hand, seat, hand_number,
+                                                                   scores))
+
+
+def game_event(hand_number: int, event: Event, *, trick_number: int | None = None,
+               scores: Sequence[int] | None = None) -> rpb.ConnectResponse | None:
+    """An engine event as a message, or None for DEAL (see :func:`hand_start`). The
+    arguments are those of :func:`~harness.protocol.convert.event_to_pb`."""
+    pbev = convert.event_to_pb(hand_number, event, trick_number=trick_number, scores=scores)
+    return None if pbev is None else rpb.ConnectResponse(game_event=pbev)
+
+
+def decision_request(request: rpb.DecisionRequest) -> rpb.ConnectResponse:
+    """A DecisionRequest (from :func:`~harness.protocol.convert.decision_request_to_pb`)
+    as a message."""
+    return rpb.ConnectResponse(decision_request=request)
+
+
+def fault(kind: str, detail: str, *, strikes: int = 0, request_id: int = 0,
+          played_action: Action | None = None) -> rpb.ConnectResponse:
+    """A Fault notice. ``kind`` is a fault kind's value (``"timeout"``...); a kind the
+    protocol has no value for is sent as FAULT_KIND_UNSPECIFIED."""
+    return rpb.ConnectResponse(fault=rpb.Fault(
+        kind=FAULT_KIND_TO_PB.get(kind, rpb.FAULT_KIND_UNSPECIFIED),  # type: ignore[arg-type]
+        detail=detail, strikes=strikes, request_id=request_id,
+        played_action=None if played_action is None else convert.action_to_pb(played_action)))
+
+
+def game_over(game_id: str, *, termination: str, scores: Sequence[int],
+              places: Sequence[int], seat: int, winner_team: int | None,
+              forfeit_seat: int | None, detail: str,
+              hands_played: int) -> rpb.ConnectResponse:
+    """``seat``'s GameOver; ``termination`` is a termination's value (``"normal"``...)."""
+    return rpb.ConnectResponse(game_over=rpb.GameOver(
+        game_id=game_id, scores=scores, winner_team=winner_team, places=places,
+        your_place=places[seat],
+        termination=TERMINATION_TO_PB[termination],  # type: ignore[arg-type]
+        detail=detail, forfeit_seat=forfeit_seat, hands_played=hands_played))
+
+
+# --------------------------------------------------------------------------- names
+
+
+def form_name(value: int) -> str:
+    """``FORM_TWO_HANDED`` for a Form value; the number for an unknown one."""
+    return enum_name(pb.Form, value)
+
+
+def deck_name(value: int) -> str:
+    return enum_name(pb.Deck, value)
+
+
+def refusal_reason_name(value: int) -> str:
+    return enum_name(rpb.RefusalReason, value)
