@@ -19,7 +19,10 @@ from harness.tournament.runner import store_path
 def register(sub: Any) -> None:
     """Add the ``report`` sub-command to ``sub`` (an argparse sub-parsers object)."""
     p = sub.add_parser("report", help="write report.html and a replay page per game from a "
-                                      "results folder")
+                                      "results folder",
+                       description="Write report.html (standings, charts, head-to-head, "
+                                   "statistics, faults) and a replay page per game, from a "
+                                   "results folder written by run, sprt or serve.")
     p.add_argument("folder", nargs="?", default="results",
                    help="a results folder, as written by run or sprt (default: results)")
     p.add_argument("--tournament",
