@@ -103,8 +103,7 @@ def run_tournament(config: TournamentConfig, *, quiet: bool = False,
     progress = Progress(config.make_format().total(), enabled=not quiet)
 
     def report(state: RunState) -> None:
-        progress.done = state.done
-        progress.advance(0, state.status)
+        progress.show(state)
 
     async def main() -> RunState:
         stop = asyncio.Event()
