@@ -40,24 +40,13 @@ def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
 def config_file(tmp_path: Path, second_bot: str, *, games: int = 4,
                 concurrency: int = 2) -> Path:
     path = tmp_path / "t.toml"
-    path.write_text(f"""
-name = "robust"
-output = "{tmp_path / 'out'}"
-games = {games}
-concurrency = {concurrency}
-tc = "5+10"
-[rules]
-form = "two-handed"
-target = 5
-
-[[bot]]
-name = "random"
-command = "{{python}} -m sample_bots.random_bot"
-
-[[bot]]
-name = "other"
-command = "{second_bot}"
-""")
+    bots = {"random": "{python} -m sample_bots.random_bot", "other": second_bot}
+    lines = ['name = "robust"', f'output = "{tmp_path / "out"}"', f"games = {games}",
+             f"concurrency = {concurrency}", 'tc = "5+10"',
+             "rules = { form = 'two-handed', target = 5 }"]
+    lines += [f'[[bot]]\nname = "{name}"\ncommand = "{command}"'
+              for name, command in bots.items()]
+    path.write_text("\n".join(lines) + "\n")
     return path
 
 
