@@ -150,7 +150,10 @@ class BotProcess:
 async def _copy(stream: asyncio.StreamReader, log: CappedLog) -> None:
     """Copy a bot's output to its log until the pipe closes."""
     while chunk := await stream.read(_READ_CHUNK):
-        log.write(chunk)
+        # A log that cannot be written (a full disk) loses the output, but the pipe is
+        # still drained: a bot must never block on its own output.
+        with contextlib.suppress(OSError):
+            log.write(chunk)
 
 
 def _wrapped(argv: list[str], cpu: int | None, mem: int | None) -> list[str]:
