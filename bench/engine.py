@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.rules import DeckKind, Form, Game, Hand, RulesConfig
-from harness.rules.game import seeded_deck
+from harness.rules.dealing import seeded_deck
 from harness.rules.observation import observe as build_observation
 
 

@@ -1,14 +1,30 @@
 """A progress line with ETA on stderr.
 
 On a terminal it redraws one line in place; elsewhere (CI logs, pipes) it prints a line
-at most every ``interval`` seconds and a final line, so logs stay short.
+at most every ``interval`` seconds and a final line, so logs stay short. The rate and the
+ETA count only the games played by this run (not those resumed from the store), and the
+faults so far are shown by kind.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from collections.abc import Mapping
+from typing import Protocol, TextIO
+
+
+class RunView(Protocol):
+    """What :meth:`Progress.show` reads of a run's state."""
+
+    @property
+    def done(self) -> int: ...
+    @property
+    def resumed(self) -> int: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def faults(self) -> Mapping[str, int]: ...
 
 
 def _clock(seconds: float) -> str:
@@ -32,10 +48,19 @@ class Progress:
         self.started = time.monotonic()
         self._last_print = 0.0
         self.status = ""
+        self.faults: dict[str, int] = {}
 
     def resume_from(self, done: int) -> None:
         """Games already finished before this run (they do not count towards the rate)."""
         self.done = self.start_done = done
+
+    def show(self, state: RunView) -> None:
+        """Follow a run: its games done (of which ``resumed`` came from the store), its
+        status and its faults so far."""
+        self.start_done = state.resumed
+        self.faults = {k: v for k, v in state.faults.items() if v}
+        self.done = state.done
+        self.advance(0, state.status)
 
     def advance(self, n: int = 1, status: str = "") -> None:
         self.done += n
@@ -59,6 +84,9 @@ class Progress:
                     f"{rate:.1f}/s  elapsed {_clock(elapsed)}  eta {eta}")
         else:
             text = f"{self.done} {self.label}  {rate:.1f}/s  elapsed {_clock(elapsed)}"
+        if self.faults:
+            counts = ", ".join(f"{k} {v}" for k, v in sorted(self.faults.items()))
+            text += f"  faults: {counts}"
         return f"{text}  {self.status}".rstrip()
 
     def _emit(self, now: float) -> None:

@@ -87,9 +87,12 @@ def test_a_remote_bot_dials_in_with_its_token_and_plays(tmp_path: Path) -> None:
 
 def test_a_remote_bot_that_never_connects_forfeits_by_startup_failure(tmp_path: Path) -> None:
     async def go() -> None:
-        async with Arena(log_dir=tmp_path, startup_timeout=0.5) as arena:
+        async with Arena(log_dir=tmp_path, startup_timeout=60) as arena:
             arena.add(Entrant("ghost", None, ("ghost-token",)), 1)
             arena.add(Entrant("local", BotCommand(RANDOM, cwd=str(ROOT))), 1)
+            # The local bot gets all the time it needs to start; the ghost only 0.5 s.
+            await arena.pool.ready(arena.pool.instances("local")[0])
+            arena.pool.startup_timeout = 0.5
             result = await arena.play("g1", TWO, 5, ["local", "ghost"])
             assert result.termination is Termination.FORFEIT
             assert (result.faults[0].seat, result.faults[0].kind) == (

@@ -434,3 +434,29 @@ def test_the_example_file_shows_every_key() -> None:
             assert re.search(rf"^(# )?{leaf} +=", text, re.MULTILINE), opt.key
     for opt in BOT_OPTIONS:
         assert re.search(rf"^(# )?{opt.key} +=", text, re.MULTILINE), f"bot.{opt.key}"
+
+
+def test_log_limit_and_startup_failure_limit_reach_the_bot_and_the_runner(
+        tmp_path: Path) -> None:
+    from harness.tournament.runner import TournamentRunner
+
+    config = load_text(tmp_path, """
+        name = "limits"
+        max_startup_failures = 0
+        [[bot]]
+        name = "a"
+        command = "a-bot"
+        log_limit = 8192
+        [[bot]]
+        name = "b"
+        command = "b-bot"
+    """)
+    a, b = (bot.entrant().command for bot in config.bots)
+    assert a is not None and b is not None
+    assert (a.log_limit, b.log_limit) == (8192, 10 * 1024 * 1024)
+    assert TournamentRunner(config).max_startup_failures == 0
+    assert TournamentRunner(config, max_startup_failures=5).max_startup_failures == 5
+    assert "max_startup_failures" not in config.to_dict()  # resuming is not affected
+    with pytest.raises(ConfigError, match=r"bot\[0\]\.log_limit"):
+        load_text(tmp_path, 'name = "x"\n[[bot]]\nname = "a"\ncommand = "a"\nlog_limit = 10\n'
+                            '[[bot]]\nname = "b"\ncommand = "b"\n')

@@ -121,8 +121,7 @@ def run_tournament(config: TournamentConfig, *, quiet: bool = False,
     progress = Progress(config.make_format().total(), enabled=not quiet)
 
     def report(state: RunState) -> None:
-        progress.done = state.done
-        progress.advance(0, state.status)
+        progress.show(state)
 
     def listening(address: str) -> None:
         print(f"referee on {address}", file=sys.stderr)
@@ -154,8 +153,10 @@ def run_tournament(config: TournamentConfig, *, quiet: bool = False,
     print(f"tournament {config.id!r}: {config.format}, {config.rules.form.value}, "
           f"deck {config.rules.deck.value}, bots {', '.join(b.name for b in config.bots)}; "
           f"results in {config.output}/", file=sys.stderr)
-    state = asyncio.run(main())
-    progress.close()
+    try:
+        state = asyncio.run(main())
+    finally:  # the line ends before any error is printed
+        progress.close()
     if not state.finished:
         print("stopped before the end: run the same command again to resume", file=sys.stderr)
     return state

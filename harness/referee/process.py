@@ -9,9 +9,11 @@ A local bot is started from its command line with three environment variables:
 The same values replace ``{address}``, ``{token}`` and ``{name}`` in the command's
 arguments, for bots that prefer flags. Each process runs in its own process group (so
 partners cannot share memory and a bot's children die with it); its stdout and stderr go
-to ``<log_dir>/<name>-<instance>.log``. Optional limits: CPU seconds and address-space
-megabytes (through ``prlimit``). On Linux, a bot is killed by the kernel if the referee
-dies (``setpriv --pdeathsig``), so none outlives it even when the referee is SIGKILLed.
+through a pipe to ``<log_dir>/<name>-<instance>.log``, capped at ``BotCommand.log_limit``
+bytes (10 MiB by default) keeping the start and the end (:mod:`harness.referee.botlog`).
+Optional limits: CPU seconds and address-space megabytes (through ``prlimit``). On
+Linux, a bot is killed by the kernel if the referee dies (``setpriv --pdeathsig``), so
+none outlives it even when the referee is SIGKILLed.
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO
 
 from harness.errors import BotStartupError
+from harness.referee.botlog import DEFAULT_LOG_LIMIT, CappedLog
+
+_READ_CHUNK = 65536
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -40,6 +44,7 @@ class BotCommand:
     env: Mapping[str, str] = dataclasses.field(default_factory=dict)
     cpu_seconds: int | None = None
     memory_mb: int | None = None
+    log_limit: int = DEFAULT_LOG_LIMIT  # bytes kept of its output (start and end)
 
 
 class BotProcess:
@@ -54,7 +59,8 @@ class BotProcess:
         self.token = token
         self.log_path = log_dir / f"{_safe(name)}-{instance}.log"
         self._proc: asyncio.subprocess.Process | None = None
-        self._log: IO[bytes] | None = None
+        self._log: CappedLog | None = None
+        self._pump: asyncio.Task[None] | None = None
 
     @property
     def pid(self) -> int | None:
@@ -77,21 +83,24 @@ class BotProcess:
                     "EUCHRE_BOT_NAME": self.name, "PYTHONUNBUFFERED": "1"})
         try:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
+            self._log = CappedLog(self.log_path, self.command.log_limit)
         except OSError as e:
             raise BotStartupError(f"{self.name}: cannot write its log {self.log_path}: "
                                   f"{e.strerror or e}") from e
         self._log.write(f"--- start: {shlex.join(argv)}\n".encode())
-        self._log.flush()
         try:
             self._proc = await asyncio.create_subprocess_exec(
                 *_wrapped(argv, self.command.cpu_seconds, self.command.memory_mb),
                 cwd=self.command.cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
-                stdout=self._log, stderr=self._log, start_new_session=True,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
             )
         except OSError as e:
+            self._log.write(f"--- cannot start: {e}\n".encode())
             self._close_log()
             raise BotStartupError(f"{self.name}: cannot start {argv[0]!r}: {e}") from e
+        assert self._proc.stdout is not None
+        self._pump = asyncio.ensure_future(_copy(self._proc.stdout, self._log))
 
     async def wait(self) -> int:
         assert self._proc is not None
@@ -110,7 +119,20 @@ class BotProcess:
             if proc.returncode is None:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(proc.wait(), 5.0)
+        if self._pump is not None:  # the group is dead: the pipe ends soon
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(self._pump, 5.0)
+            self._pump = None
         self._close_log()
+
+    def log_head(self, lines: int = 3) -> str:
+        """The first lines of the log (the command line, then the bot's first output)."""
+        try:
+            with open(self.log_path, "rb") as f:
+                text = f.read(8192).decode(errors="replace").splitlines()
+        except OSError:
+            return ""
+        return "\n".join(text[:lines])
 
     def log_tail(self, lines: int = 8) -> str:
         try:
@@ -123,6 +145,15 @@ class BotProcess:
         if self._log is not None:
             self._log.close()
             self._log = None
+
+
+async def _copy(stream: asyncio.StreamReader, log: CappedLog) -> None:
+    """Copy a bot's output to its log until the pipe closes."""
+    while chunk := await stream.read(_READ_CHUNK):
+        # A log that cannot be written (a full disk) loses the output, but the pipe is
+        # still drained: a bot must never block on its own output.
+        with contextlib.suppress(OSError):
+            log.write(chunk)
 
 
 def _wrapped(argv: list[str], cpu: int | None, mem: int | None) -> list[str]:

@@ -1,19 +1,6 @@
 """A game: hands until a side reaches the target, with seeded dealing and full records.
 
-Seeding (docs/rules.md section 7). From a game seed (any integer) the referee derives:
-
-* the first dealer: ``derive(seed, "dealer", 0) % players``;
-* the deck order of hand ``i`` (0-based, throw-ins included): take the pack in canonical
-  order (:func:`~harness.rules.cards.deck_cards`) and ``r = derive(seed, "deck", i)``;
-  for ``k`` from ``len(pack) - 1`` down to 1: ``r, j = divmod(r, k + 1)`` and swap the
-  cards at ``k`` and ``j`` (a Fisher-Yates shuffle driven by ``r``),
-
-where ``derive(seed, label, i)`` is the SHA-512 digest of the UTF-8 text
-``f"euchre-harness/v1/{seed}/{label}/{i}"`` read as one big-endian integer. This is
-portable (any language can recompute a deal) and its bias is below 2**-390. The deals
-depend only on the seed, the deck and the hand number, never on the players' actions:
-the same seed played again with the seats swapped gives each entrant the cards another
-had.
+The deals come from :mod:`harness.rules.dealing` (seeded, documented there).
 
 A record (:meth:`Game.to_record`) holds the rules, the seed, and per hand the dealer, the
 deck order and every action with its seat; :meth:`Game.from_record` replays it exactly.
@@ -22,46 +9,25 @@ deck order and every action with its seat; :meth:`Game.from_record` replays it e
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from harness.errors import IllegalActionError, ReplayError
 from harness.rules.actions import Action
-from harness.rules.cards import Card, deck_cards, parse_cards
+from harness.rules.cards import Card, parse_cards
 from harness.rules.config import RulesConfig
+from harness.rules.dealing import derive, seeded_deck, seeded_first_dealer
 from harness.rules.hand import Event, Hand, Phase
 from harness.rules.observation import Observation, observe
 from harness.rules.scoring import team_count, team_of
 
+# Re-exported: dealing moved to harness.rules.dealing.
+__all__ = ["RECORD_FORMAT", "RECORD_VERSION", "DeckSource", "Game", "GameOutcome", "derive",
+           "play_random_game", "seeded_deck", "seeded_first_dealer"]
+
 RECORD_FORMAT = "euchre-harness/game"
 RECORD_VERSION = 1
-
-
-def derive(seed: int, label: str, index: int) -> int:
-    digest = hashlib.sha512(f"euchre-harness/v1/{seed}/{label}/{index}".encode()).digest()
-    return int.from_bytes(digest, "big")
-
-
-def seeded_deck(config: RulesConfig, seed: int, hand_index: int) -> tuple[Card, ...]:
-    cards = list(deck_cards(config.deck))
-    r = derive(seed, "deck", hand_index)
-    k = len(cards) - 1
-    while k > 1:  # two steps per divmod: the same digits as divmod(r, k+1) then (r, k)
-        r, x = divmod(r, (k + 1) * k)
-        j, j2 = x % (k + 1), x // (k + 1)
-        cards[k], cards[j] = cards[j], cards[k]
-        cards[k - 1], cards[j2] = cards[j2], cards[k - 1]
-        k -= 2
-    if k == 1:
-        j = r % 2
-        cards[1], cards[j] = cards[j], cards[1]
-    return tuple(cards)
-
-
-def seeded_first_dealer(config: RulesConfig, seed: int) -> int:
-    return derive(seed, "dealer", 0) % config.players
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

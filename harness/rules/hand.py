@@ -4,22 +4,19 @@ A :class:`Hand` is a state machine: :attr:`Hand.phase` says what kind of decisio
 :attr:`Hand.current` whose it is, :meth:`Hand.legal_actions` the complete list, and
 :meth:`Hand.apply` plays one (or raises :class:`~harness.errors.IllegalActionError` and
 changes nothing). Every applied action is appended to :attr:`Hand.transitions` and every
-consequence to :attr:`Hand.events`, each event tagged with who may see it.
+consequence to :attr:`Hand.events`, each event tagged with who may see it
+(:mod:`harness.rules.records`). The cards come from :func:`harness.rules.dealing.deal`.
 
-Dealing (docs/rules.md section 3 leaves the method to the referee). The deck order is given;
-the receivers are the players clockwise from the dealer's left, then (cutthroat) the
-dummy. Each receiver takes a packet from the top of the deck: 3, 2, 3, 2, ... in the
-first round and 2, 3, 2, 3, ... in the second, so each ends with five. The remaining
-cards are the kitty, in deck order; its first card is the upcard.
+Each phase has its own pair of methods, ``_legal_<phase>`` and ``_apply_<phase>``,
+reached through the tables ``_LEGAL`` and ``_APPLY`` at the end of this module. Playing a
+card (three decisions in four) is the one exception: :meth:`Hand.legal_actions` and
+:meth:`Hand.apply` handle it inline, in the section marked "fast path".
 """
 
 from __future__ import annotations
 
-import enum
 import functools
-import operator
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Sequence
 
 from harness.errors import IllegalActionError
 from harness.rules import actions as A
@@ -35,26 +32,31 @@ from harness.rules.cards import (
     format_cards,
 )
 from harness.rules.config import Form, JokerUpcard, LonerLead, RulesConfig
+from harness.rules.dealing import deal, deal_plan
 from harness.rules.observation import TrickView
+from harness.rules.records import (
+    ALONE_EVENTS,
+    ALONE_TRANSITIONS,
+    PLAY_EVENTS,
+    PLAY_TRANSITIONS,
+    ROUND_1_EVENTS,
+    ROUND_1_TRANSITIONS,
+    TRICK_EVENTS,
+    Event,
+    EventKind,
+    Phase,
+    Transition,
+    event,
+    new_tuple,
+    transition,
+)
 from harness.rules.scoring import HandResult, score_hand, thrown_in
 
+# Re-exported: the public API of this module before dealing and records moved out.
+__all__ = ["HAND_SIZE", "Event", "EventKind", "Hand", "Phase", "Transition", "deal",
+           "deal_plan"]
+
 HAND_SIZE = 5
-
-
-class Phase(enum.Enum):
-    """What kind of decision a hand is waiting for."""
-
-    NAME_TRUMP = "name_trump"  # dealer names trump on a turned-up Joker (dealer_names)
-    BID_ROUND_1 = "bid_round_1"  # pass or order it up
-    DEALER_PICKUP = "dealer_pickup"  # ordered up by another player: take or leave
-    DEALER_DISCARD = "dealer_discard"  # dealer took the upcard: discard one dealt card
-    BID_ROUND_2 = "bid_round_2"  # pass or name a suit
-    GO_ALONE = "go_alone"  # alone or not
-    DUMMY_DISCARD = "dummy_discard"  # cutthroat maker with ten cards discards down to five
-    PLAY = "play"
-    HAND_OVER = "hand_over"
-    GAME_OVER = "game_over"  # used by Game, never by a Hand
-
 
 _PLAY = Phase.PLAY
 _PLAYS = A.PLAY_ACTIONS
@@ -63,82 +65,16 @@ _PLAYS = A.PLAY_ACTIONS
 _ROUND_1 = [A.PASS, A.ORDER_UP]
 _ALONE = [A.GO_ALONE, A.NOT_ALONE]
 _PICKUP = [A.TAKE_UPCARD, A.LEAVE_UPCARD]
+_NAMES = list(A.CALL_ACTIONS)
+_NONE: list[Action] = []
 _DISCARD_KIND = A.ActionKind.DISCARD
-
-
-class Transition(NamedTuple):
-    """One applied action: who, what, and in which phase."""
-
-    seat: int
-    action: Action
-    phase: Phase
-
-
-class EventKind(enum.Enum):
-    DEAL = "deal"  # private: the seat's own five cards (and the public upcard)
-    BID = "bid"  # public: pass / order / call in either round, or naming on a Joker
-    TRUMP = "trump"  # public: trump fixed, by whom
-    PICKUP = "pickup"  # public: the dealer takes (or leaves) the upcard
-    DISCARD = "discard"  # private to the discarder
-    DUMMY = "dummy"  # private to the maker: the dummy's five cards
-    ALONE = "alone"  # public: a going-alone decision
-    PLAY = "play"  # public: a card played
-    TRICK = "trick"  # public: the winner of a trick
-    HAND_END = "hand_end"  # public: the hand's result
-
-
-class Event(NamedTuple):
-    """Something that happened. ``to`` is the one seat that may see it, or ``None`` for
-    every seat. ``cards`` holds the cards involved; ``suit`` a suit; ``flag`` a yes/no
-    (alone or not, took or left); ``result`` the hand result on ``HAND_END``."""
-
-    kind: EventKind
-    seat: int | None
-    to: int | None = None
-    cards: tuple[Card, ...] = ()
-    suit: Suit | None = None
-    flag: bool | None = None
-    action: Action | None = None
-    result: HandResult | None = None
-
-
-# NamedTuple's generated __new__ is a Python function; the hot path builds the tuples
-# directly (same fields, same order, same type).
-_new_tuple = tuple.__new__
-
-
-def _event(kind: EventKind, seat: int | None, to: int | None = None,
-           cards: tuple[Card, ...] = (), suit: Suit | None = None, flag: bool | None = None,
-           action: Action | None = None, result: HandResult | None = None) -> Event:
-    return _new_tuple(Event, (kind, seat, to, cards, suit, flag, action, result))
-
-
 _DEAL = EventKind.DEAL
-# Events that depend only on (seat, card) or (seat, yes/no) are immutable, so they are
-# built once here and shared: the hot path appends them without allocating.
-_SEATS = range(4)
-_PLAY_EVENTS = [[_event(EventKind.PLAY, s, cards=(c,)) for c in ALL_CARDS] for s in _SEATS]
-_TRICK_EVENTS = [_event(EventKind.TRICK, s) for s in _SEATS]
-_ROUND_1_EVENTS = [[_event(EventKind.BID, s, action=a) for a in (A.PASS, A.ORDER_UP)]
-                   for s in _SEATS]
-_ALONE_EVENTS = [[_event(EventKind.ALONE, s, flag=f) for f in (False, True)] for s in _SEATS]
-_SEAT_CARD = [[(s, c) for c in ALL_CARDS] for s in _SEATS]
 # The suit a PLAY action's card belongs to, by trump and action id (None for others).
 _EFF_BY_ACTION = [[EFFECTIVE_SUIT[t][a.card.id] if a.kind is A.ActionKind.PLAY and a.card
                    else None for a in A.Action._by_id] for t in range(5)]
-_PLAY_TRANSITIONS = [[Transition(s, A.PLAY_ACTIONS[c.id], Phase.PLAY) for c in ALL_CARDS]
-                     for s in _SEATS]
-_ALONE_TRANSITIONS = [[Transition(s, a, Phase.GO_ALONE) for a in (A.NOT_ALONE, A.GO_ALONE)]
-                      for s in _SEATS]
-_ROUND_1_TRANSITIONS = [[Transition(s, a, Phase.BID_ROUND_1) for a in (A.PASS, A.ORDER_UP)]
-                        for s in _SEATS]
-_GO_ALONE = Phase.GO_ALONE
-_ROUND_1_PHASE = Phase.BID_ROUND_1
+# (seat, card) pairs of the trick in play, shared like the records.
+_SEAT_CARD = [[(s, c) for c in ALL_CARDS] for s in range(4)]
 _NEXT_SEAT = {n: [(s + 1) % n for s in range(n)] for n in (2, 3, 4)}
-_BID_EV = EventKind.BID
-_TRUMP_EV = EventKind.TRUMP
-_END_EV = EventKind.HAND_END
-_PICKUP_EV = EventKind.PICKUP
 
 
 @functools.cache
@@ -160,42 +96,6 @@ def _alone_stages(form: Form, n: int, maker: int, partner_may: bool | None,
         first = (maker,)
         second = ((maker + 1) % n, (maker + 2) % n)
     return (first, second) if lone_defender else (first,)
-
-
-@functools.cache
-def deal_plan(players: int, with_dummy: bool, dealer: int
-              ) -> tuple[tuple[tuple[int, int, int, int], ...], int]:
-    """For each seat (then the dummy), the two deck slices ``[a:b]`` and ``[c:d]`` it is
-    dealt, and where the kitty starts."""
-    receivers = [(dealer + 1 + i) % players for i in range(players)]
-    if with_dummy:
-        receivers.append(players)
-    slices: dict[int, list[int]] = {r: [] for r in receivers}
-    pos = 0
-    for first_round in (True, False):
-        for i, r in enumerate(receivers):
-            size = (3 if i % 2 == 0 else 2) if first_round else (2 if i % 2 == 0 else 3)
-            slices[r] += [pos, pos + size]
-            pos += size
-    plan = tuple((a, b, c, d) for r in sorted(slices) for a, b, c, d in [slices[r]])
-    return plan, pos
-
-
-@functools.cache
-def _dealers(players: int, with_dummy: bool, dealer: int
-             ) -> tuple[tuple[operator.itemgetter[Any], ...], int]:
-    plan, rest = deal_plan(players, with_dummy, dealer)
-    return tuple(operator.itemgetter(*range(a, b), *range(c, d)) for a, b, c, d in plan), rest
-
-
-def deal(config: RulesConfig, dealer: int, deck: Sequence[Card]
-         ) -> tuple[list[list[Card]], list[Card] | None, list[Card]]:
-    """Split a deck order into (hands per seat, dummy or None, kitty) as documented above."""
-    n = config.players
-    with_dummy = config.form is Form.CUTTHROAT
-    getters, rest = _dealers(n, with_dummy, dealer)
-    piles = [list(g(deck)) for g in getters]
-    return piles[:n], (piles[n] if with_dummy else None), list(deck[rest:])
 
 
 class Hand:
@@ -327,7 +227,7 @@ class Hand:
         """Everything that happened, in order: first a DEAL event per seat (private to
         it), then one or more events per action. Read-only for callers."""
         if not self._deal_logged:  # the deal events are made on first use
-            self._log[0:0] = [_new_tuple(Event, (_DEAL, s, s, d, None, None, None, None))
+            self._log[0:0] = [new_tuple(Event, (_DEAL, s, s, d, None, None, None, None))
                               for s, d in enumerate(self.dealt)]
             self._deal_logged = True
         return self._log
@@ -345,7 +245,9 @@ class Hand:
         over. The list is cached until the next :meth:`apply`: do not modify it."""
         legal = self._legal
         if legal is None:
-            if self.phase is _PLAY:  # the hot path, inline
+            if self.phase is _PLAY:
+                # Fast path (plays): each seat's PLAY actions are kept beside its cards
+                # (_start_play), so this copies or filters a list instead of building one.
                 plays = self._plays[self.current]  # type: ignore[index]
                 if self.trick:
                     eff = self._eff_play
@@ -354,35 +256,33 @@ class Hand:
                 else:
                     legal = plays[:]
             else:
-                legal = self._compute_legal()
+                legal = _LEGAL[self.phase](self)
             self._legal = legal
         return legal
 
-    def _compute_legal(self) -> list[Action]:
-        phase = self.phase
-        seat = self.current
-        if phase is _PLAY:
-            self._legal = None
-            return self.legal_actions()
-        if phase is Phase.BID_ROUND_1:
-            return _ROUND_1
-        if phase is Phase.BID_ROUND_2:
-            cfg = self.config
-            return _round_2_legal(self.upcard_suit, cfg.allow_turned_down_suit,
-                                  seat == self.dealer and cfg.stick_the_dealer)
-        if phase is Phase.GO_ALONE:
-            return _ALONE
-        if phase is Phase.DEALER_PICKUP:
-            return _PICKUP
-        if phase is Phase.DEALER_DISCARD:
-            assert seat is not None
-            return [A.DISCARD_ACTIONS[c.id] for c in self.hands[seat]]
-        if phase is Phase.DUMMY_DISCARD:
-            assert seat is not None
-            return [A.DISCARD_ACTIONS[c.id] for c in self.hands[seat]]
-        if phase is Phase.NAME_TRUMP:
-            return list(A.CALL_ACTIONS)
-        return []
+    def _legal_name_trump(self) -> list[Action]:
+        return _NAMES
+
+    def _legal_bid_round_1(self) -> list[Action]:
+        return _ROUND_1
+
+    def _legal_dealer_pickup(self) -> list[Action]:
+        return _PICKUP
+
+    def _legal_discard(self) -> list[Action]:
+        """DEALER_DISCARD and DUMMY_DISCARD: any card in the hand."""
+        return [A.DISCARD_ACTIONS[c.id] for c in self.hands[self.current]]  # type: ignore[index]
+
+    def _legal_bid_round_2(self) -> list[Action]:
+        cfg = self.config
+        return _round_2_legal(self.upcard_suit, cfg.allow_turned_down_suit,
+                              self.current == self.dealer and cfg.stick_the_dealer)
+
+    def _legal_go_alone(self) -> list[Action]:
+        return _ALONE
+
+    def _legal_none(self) -> list[Action]:
+        return _NONE
 
     @property
     def transitions(self) -> list[Transition]:
@@ -415,92 +315,58 @@ class Hand:
         seat: int = self.current  # type: ignore[assignment]
         phase = self.phase
         self._legal = None
-        if phase is _PLAY:  # the hot path, inline
-            card: Card = action.card  # type: ignore[assignment]
-            cid = card.id
-            self._transitions.append(_PLAY_TRANSITIONS[seat][cid])
-            self.hands[seat].remove(card)
-            self._plays[seat].remove(action)
-            trick = self.trick
-            eff = self._eff
-            if trick:
-                led = self._led
-            else:
-                self._led = led = eff[cid]
-                self._best = -1
-            # cards.trick_power(), inlined: trumps above the led suit, others worth 0.
-            power = self._power[cid]
-            if power:
-                power += 200
-            elif eff[cid] is led:
-                power = RANK_VALUE[cid]
-            trick.append(_SEAT_CARD[seat][cid])
-            self._log.append(_PLAY_EVENTS[seat][cid])
-            if power > self._best:
-                self._best = power
-                self._winner = seat
-            if len(trick) < self._active:
-                self.current = self._next_seat[seat]
-            else:
-                self._trick_done()
+        if phase is not _PLAY:
+            _APPLY[phase](self, seat, action)
             return
-        if phase is _GO_ALONE:  # the commonest decisions after plays: shared records
-            alone = action is A.GO_ALONE
-            self._transitions.append(_ALONE_TRANSITIONS[seat][alone])
-            self._go_alone(seat, alone)
-            return
-        if phase is _ROUND_1_PHASE:
-            self._transitions.append(_ROUND_1_TRANSITIONS[seat][action is A.ORDER_UP])
-            self._bid_round_1(seat, action)
-            return
-        self._transitions.append(_new_tuple(Transition, (seat, action, phase)))
-        if phase is Phase.BID_ROUND_2:
-            self._bid_round_2(seat, action)
-        elif phase is Phase.DEALER_PICKUP:
-            took = action is A.TAKE_UPCARD
-            self.dealer_took = took
-            self._log.append(_new_tuple(Event, (_PICKUP_EV, seat, None, (), None, took, None,
-                                                  None)))
-            if took:
-                self.phase = Phase.DEALER_DISCARD
-            else:
-                self._bidding_done()
-        elif phase is Phase.DEALER_DISCARD:
-            self._discard(seat, action)
-            self.hands[seat].append(self.upcard)
-            self._bidding_done()
-        elif phase is Phase.DUMMY_DISCARD:
-            self._discard(seat, action)
-            if len(self.hands[seat]) == HAND_SIZE:
-                self._start_play()
-        elif phase is Phase.NAME_TRUMP:
-            self._log.append(_event(EventKind.BID, seat, action=action, suit=action.suit))
-            self._fix_trump(action.suit, seat)  # type: ignore[arg-type]
-            self.dealer_took = True
-            self._log.append(_event(EventKind.PICKUP, seat, flag=True))
-            self.phase = Phase.DEALER_DISCARD
-            self.current = self.dealer
-
-    def _discard(self, seat: int, action: Action) -> None:
-        card = action.card
-        assert card is not None
+        # Fast path (plays): inline, with shared records and precomputed tables.
+        card: Card = action.card  # type: ignore[assignment]
+        cid = card.id
+        self._transitions.append(PLAY_TRANSITIONS[seat][cid])
         self.hands[seat].remove(card)
-        self.discards.setdefault(seat, []).append(card)
-        self._log.append(_event(EventKind.DISCARD, seat, seat, (card,)))
+        self._plays[seat].remove(action)
+        trick = self.trick
+        eff = self._eff
+        if trick:
+            led = self._led
+        else:
+            self._led = led = eff[cid]
+            self._best = -1
+        # cards.trick_power(), inlined: trumps above the led suit, others worth 0.
+        power = self._power[cid]
+        if power:
+            power += 200
+        elif eff[cid] is led:
+            power = RANK_VALUE[cid]
+        trick.append(_SEAT_CARD[seat][cid])
+        self._log.append(PLAY_EVENTS[seat][cid])
+        if power > self._best:
+            self._best = power
+            self._winner = seat
+        if len(trick) < self._active:
+            self.current = self._next_seat[seat]
+        else:
+            self._trick_done()
 
-    def _fix_trump(self, suit: Suit, maker: int) -> None:
-        self.trump = suit
-        self.maker = maker
-        self._log.append(_new_tuple(Event, (_TRUMP_EV, maker, None, (), suit, None, None, None)))
+    # One method per phase other than PLAY (see _APPLY): record the action, then move on.
+    def _apply_name_trump(self, seat: int, action: Action) -> None:
+        self._transitions.append(transition(seat, action, Phase.NAME_TRUMP))
+        self._log.append(event(EventKind.BID, seat, action=action, suit=action.suit))
+        self._fix_trump(action.suit, seat)  # type: ignore[arg-type]
+        self.dealer_took = True
+        self._log.append(event(EventKind.PICKUP, seat, flag=True))
+        self.phase = Phase.DEALER_DISCARD
+        self.current = self.dealer
 
-    def _bid_round_1(self, seat: int, action: Action) -> None:
-        self._log.append(_ROUND_1_EVENTS[seat][action is A.ORDER_UP])
-        if action is A.ORDER_UP:
+    def _apply_bid_round_1(self, seat: int, action: Action) -> None:
+        ordered = action is A.ORDER_UP
+        self._transitions.append(ROUND_1_TRANSITIONS[seat][ordered])
+        self._log.append(ROUND_1_EVENTS[seat][ordered])
+        if ordered:
             self._fix_trump(self.upcard_suit, seat)  # type: ignore[arg-type]
             self.current = self.dealer
             if seat == self.dealer or self.config.dealer_must_take:
                 self.dealer_took = True
-                self._log.append(_event(EventKind.PICKUP, self.dealer, flag=True))
+                self._log.append(event(EventKind.PICKUP, self.dealer, flag=True))
                 self.phase = Phase.DEALER_DISCARD
             else:
                 self.phase = Phase.DEALER_PICKUP
@@ -512,9 +378,25 @@ class Hand:
             self.phase = Phase.BID_ROUND_2
         self.current = (seat + 1) % self.n
 
-    def _bid_round_2(self, seat: int, action: Action) -> None:
-        self._log.append(_new_tuple(Event, (_BID_EV, seat, None, (), action.suit, None, action,
-                                              None)))
+    def _apply_dealer_pickup(self, seat: int, action: Action) -> None:
+        self._transitions.append(transition(seat, action, Phase.DEALER_PICKUP))
+        took = action is A.TAKE_UPCARD
+        self.dealer_took = took
+        self._log.append(event(EventKind.PICKUP, seat, flag=took))
+        if took:
+            self.phase = Phase.DEALER_DISCARD
+        else:
+            self._bidding_done()
+
+    def _apply_dealer_discard(self, seat: int, action: Action) -> None:
+        self._transitions.append(transition(seat, action, Phase.DEALER_DISCARD))
+        self._discard(seat, action)
+        self.hands[seat].append(self.upcard)
+        self._bidding_done()
+
+    def _apply_bid_round_2(self, seat: int, action: Action) -> None:
+        self._transitions.append(transition(seat, action, Phase.BID_ROUND_2))
+        self._log.append(event(EventKind.BID, seat, suit=action.suit, action=action))
         if action is A.PASS:
             self._passes += 1
             if self._passes == self.n:
@@ -524,6 +406,43 @@ class Hand:
             return
         self._fix_trump(action.suit, seat)  # type: ignore[arg-type]
         self._bidding_done()
+
+    def _apply_go_alone(self, seat: int, action: Action) -> None:
+        alone = action is A.GO_ALONE
+        self._transitions.append(ALONE_TRANSITIONS[seat][alone])
+        self._log.append(ALONE_EVENTS[seat][alone])
+        queue = self._alone_queue
+        pos = self._alone_pos + 1
+        if alone:  # nobody else on this side is asked
+            self.alone.append(seat)
+            pos = len(queue[0])
+        if pos == len(queue[0]):
+            queue.pop(0)
+            pos = 0
+        self._alone_pos = pos
+        if queue:
+            self.current = queue[0][pos]
+        else:
+            self._after_alone()
+
+    def _apply_dummy_discard(self, seat: int, action: Action) -> None:
+        self._transitions.append(transition(seat, action, Phase.DUMMY_DISCARD))
+        self._discard(seat, action)
+        if len(self.hands[seat]) == HAND_SIZE:
+            self._start_play()
+
+    # ------------------------------------------------------------------ shared steps
+    def _discard(self, seat: int, action: Action) -> None:
+        card = action.card
+        assert card is not None
+        self.hands[seat].remove(card)
+        self.discards.setdefault(seat, []).append(card)
+        self._log.append(event(EventKind.DISCARD, seat, seat, (card,)))
+
+    def _fix_trump(self, suit: Suit, maker: int) -> None:
+        self.trump = suit
+        self.maker = maker
+        self._log.append(event(EventKind.TRUMP, maker, suit=suit))
 
     def _bidding_done(self) -> None:
         """Trump is fixed and any discard made: ask about going alone, or play."""
@@ -541,22 +460,6 @@ class Hand:
         self.phase = Phase.GO_ALONE
         self.current = maker
 
-    def _go_alone(self, seat: int, alone: bool) -> None:
-        self._log.append(_ALONE_EVENTS[seat][alone])
-        queue = self._alone_queue
-        pos = self._alone_pos + 1
-        if alone:  # nobody else on this side is asked
-            self.alone.append(seat)
-            pos = len(queue[0])
-        if pos == len(queue[0]):
-            queue.pop(0)
-            pos = 0
-        self._alone_pos = pos
-        if queue:
-            self.current = queue[0][pos]
-        else:
-            self._after_alone()
-
     def _after_alone(self) -> None:
         maker = self.maker
         assert maker is not None
@@ -568,7 +471,7 @@ class Hand:
         if self.form is Form.CUTTHROAT and maker not in self.alone:
             assert self.dummy is not None
             self.dummy_taken = True
-            self._log.append(_event(EventKind.DUMMY, maker, maker, tuple(self.dummy)))
+            self._log.append(event(EventKind.DUMMY, maker, maker, tuple(self.dummy)))
             self.hands[maker].extend(self.dummy)
             self.phase = Phase.DUMMY_DISCARD
             self.current = maker
@@ -609,9 +512,9 @@ class Hand:
     def _trick_done(self) -> None:
         trick = self.trick
         winner = self._winner
-        self.tricks.append(_new_tuple(TrickView, (trick[0][0], tuple(trick), winner)))
+        self.tricks.append(new_tuple(TrickView, (trick[0][0], tuple(trick), winner)))
         self.tricks_won[winner] += 1
-        self._log.append(_TRICK_EVENTS[winner])
+        self._log.append(TRICK_EVENTS[winner])
         self.trick = []
         if len(self.tricks) == HAND_SIZE:
             assert self.maker is not None
@@ -623,7 +526,7 @@ class Hand:
         self.result = result
         self.phase = Phase.HAND_OVER
         self.current = None
-        self._log.append(_new_tuple(Event, (_END_EV, None, None, (), None, None, None, result)))
+        self._log.append(event(EventKind.HAND_END, None, result=result))
 
     # ------------------------------------------------------------------ records
     def to_record(self) -> dict[str, object]:
@@ -633,3 +536,26 @@ class Hand:
             "actions": [[s, str(a)] for s, a, _ in self._transitions],
             "result": self.result.to_dict() if self.result is not None else None,
         }
+
+
+# The per-phase methods. PLAY is absent from both: it is the inline fast path.
+_LEGAL: dict[Phase, Callable[[Hand], list[Action]]] = {
+    Phase.NAME_TRUMP: Hand._legal_name_trump,
+    Phase.BID_ROUND_1: Hand._legal_bid_round_1,
+    Phase.DEALER_PICKUP: Hand._legal_dealer_pickup,
+    Phase.DEALER_DISCARD: Hand._legal_discard,
+    Phase.BID_ROUND_2: Hand._legal_bid_round_2,
+    Phase.GO_ALONE: Hand._legal_go_alone,
+    Phase.DUMMY_DISCARD: Hand._legal_discard,
+    Phase.HAND_OVER: Hand._legal_none,
+    Phase.GAME_OVER: Hand._legal_none,
+}
+_APPLY: dict[Phase, Callable[[Hand, int, Action], None]] = {
+    Phase.NAME_TRUMP: Hand._apply_name_trump,
+    Phase.BID_ROUND_1: Hand._apply_bid_round_1,
+    Phase.DEALER_PICKUP: Hand._apply_dealer_pickup,
+    Phase.DEALER_DISCARD: Hand._apply_dealer_discard,
+    Phase.BID_ROUND_2: Hand._apply_bid_round_2,
+    Phase.GO_ALONE: Hand._apply_go_alone,
+    Phase.DUMMY_DISCARD: Hand._apply_dummy_discard,
+}

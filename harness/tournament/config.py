@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.referee.botlog import DEFAULT_LOG_LIMIT
 from harness.referee.outcome import FaultPolicy, TimeControl
 from harness.referee.pool import Entrant, check_entrant
 from harness.referee.process import BotCommand
@@ -92,6 +93,7 @@ class BotEntry:
     env: Mapping[str, str] = dataclasses.field(default_factory=dict)
     cpu_seconds: int | None = None
     memory_mb: int | None = None
+    log_limit: int = DEFAULT_LOG_LIMIT
 
     def __post_init__(self) -> None:
         check_entrant(self.name, self.command, self.tokens)
@@ -106,7 +108,8 @@ class BotEntry:
             return Entrant(self.name, None, self.tokens)
         return Entrant(self.name, BotCommand(self.command, cwd=self.cwd, env=dict(self.env),
                                              cpu_seconds=self.cpu_seconds,
-                                             memory_mb=self.memory_mb))
+                                             memory_mb=self.memory_mb,
+                                             log_limit=self.log_limit))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -160,6 +163,7 @@ class TournamentConfig:
     sprt: SprtSettings | None = None
     anchor: str | None = default("anchor")
     anchor_rating: float = default("anchor_rating")
+    max_startup_failures: int = default("max_startup_failures")
     source: Path | None = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self) -> None:

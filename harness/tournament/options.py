@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.referee.botlog import DEFAULT_LOG_LIMIT
 from harness.referee.outcome import FaultPolicy, TimeControl
 from harness.rules.config import RulesConfig
 from harness.sprt import Sprt
@@ -143,6 +144,8 @@ OPTIONS: tuple[Option, ...] = (
            stored=FORMATS),
     Option("anchor", "name", "fix this bot's rating in the reports (none: mean 0)"),
     Option("anchor_rating", "float", "the anchor's rating", 0.0),
+    Option("max_startup_failures", "int", "stop the run when one bot fails to start this many "
+           "times in a row (0: never stop)", 3, minimum=0),
     Option("rules", "section", "the rules (see Rules options)", RulesConfig(),
            shown_default="four-handed defaults", stored=FORMATS),
     Option("bot", "section", "the bots, one [[bot]] table each (keys: bot.*)", REQUIRED,
@@ -176,6 +179,8 @@ BOT_OPTIONS: tuple[Option, ...] = (
     Option("env", "table", "extra environment variables", shown_default="none"),
     Option("cpu_seconds", "int", "CPU-time limit per process", minimum=1),
     Option("memory_mb", "int", "address-space limit per process", minimum=1),
+    Option("log_limit", "int", "bytes of output kept in each of its log files (the start "
+           "and the end; the middle is cut)", DEFAULT_LOG_LIMIT, minimum=4096),
 )
 
 _BY_KEY = {o.key: o for o in OPTIONS}

@@ -1,21 +1,29 @@
 """Run a tournament: schedule games, play them concurrently in an arena, store each the
-moment it ends, and resume a stopped run where it left off."""
+moment it ends, and resume a stopped run where it left off.
+
+One process at a time may run tournaments on a store (:mod:`harness.store_lock`). A bot
+that fails to start ``max_startup_failures`` times in a row (a typo in its command, a
+remote bot nobody started) stops the run with :class:`StartupFailuresError`; the games
+it forfeited in that streak are not stored, so they are played again on resume.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.errors import ConfigError
+from harness.errors import BotStartupError, ConfigError
 from harness.referee.arena import Arena
-from harness.referee.outcome import Termination
+from harness.referee.outcome import FaultKind, GameResult, Termination
 from harness.referee.server import RefereeServer
 from harness.results.rows import to_row
 from harness.store import GameRow, ResultsStore
+from harness.store_lock import exclusive_writer
 from harness.tournament.config import TournamentConfig
 from harness.tournament.schedule import ScheduledGame, TournamentFormat
 
@@ -24,17 +32,56 @@ log = logging.getLogger("euchre.tournament")
 STORE_NAME = "results.sqlite"
 
 
+class StartupFailuresError(BotStartupError):
+    """A bot failed to start too many times in a row; the run stopped."""
+
+
 def store_path(output: Path) -> Path:
     return output / STORE_NAME
 
 
 @dataclass
 class RunState:
+    """Where a run stands. ``done`` counts every game with a result, ``resumed`` those
+    of them that were stored before this run started; ``faults`` counts the faults of
+    the ``done`` games by kind."""
+
     done: int = 0
     total: int | None = None
     interrupted: int = 0
     status: str = ""
     finished: bool = False
+    resumed: int = 0
+    faults: Counter[str] = field(default_factory=Counter)
+
+
+Played = tuple[ScheduledGame, GameResult]
+
+
+class _StartupStreaks:
+    """Consecutive start-up failures per bot. A streak's forfeits are held back from the
+    store until the bot starts again (then they are ordinary forfeits) or the run ends."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held: dict[str, list[Played]] = {}
+
+    def add(self, played: Played) -> tuple[list[Played], str | None]:
+        """What to store now, and the bot whose streak reached the limit (if one did)."""
+        _, result = played
+        failed = [f.bot for f in result.faults if f.kind is FaultKind.STARTUP_FAILURE]
+        if failed:
+            streak = self.held.setdefault(failed[0], [])
+            streak.append(played)
+            return [], (failed[0] if len(streak) >= self.limit else None)
+        # Everyone seated started: their earlier failures were not a lasting fault.
+        released = [p for bot in dict.fromkeys(result.seats) for p in self.held.pop(bot, [])]
+        return [*released, played], None
+
+    def release_all(self) -> list[Played]:
+        out = [p for streak in self.held.values() for p in streak]
+        self.held.clear()
+        return out
 
 
 class TournamentRunner:
@@ -44,10 +91,13 @@ class TournamentRunner:
                  host: str = "127.0.0.1", port: int = 0,
                  on_progress: Callable[[RunState], None] | None = None,
                  on_listen: Callable[[str], None] | None = None,
-                 stop: asyncio.Event | None = None) -> None:
+                 stop: asyncio.Event | None = None,
+                 max_startup_failures: int | None = None) -> None:
         """``server``: a running referee to play on (its own bots, sessions and logs are
         still this tournament's); by default the tournament starts its own on
-        ``host:port`` (remote bots dial that; ``on_listen`` is told the address)."""
+        ``host:port`` (remote bots dial that; ``on_listen`` is told the address).
+        ``max_startup_failures``: consecutive start-up failures of one bot that stop
+        the run (0: never stop; default: the configuration's)."""
         self.config = config
         self.server = server
         self.host = host
@@ -57,6 +107,9 @@ class TournamentRunner:
         self.stop = stop or asyncio.Event()
         self.state = RunState()
         self.format: TournamentFormat = config.make_format()
+        self.max_startup_failures = (config.max_startup_failures if max_startup_failures is None
+                                     else max_startup_failures)
+        self._failure: str | None = None  # why the run stopped itself
 
     @property
     def output(self) -> Path:
@@ -65,7 +118,8 @@ class TournamentRunner:
     async def run(self) -> RunState:
         cfg = self.config
         self.output.mkdir(parents=True, exist_ok=True)
-        with ResultsStore(store_path(self.output)) as store:
+        path = store_path(self.output)
+        with exclusive_writer(path), ResultsStore(path) as store:
             self._extend_if_only_games_grew(store)
             store.ensure_tournament(cfg.id, cfg.name, cfg.to_dict())
             store.set_status(cfg.id, "running")
@@ -74,6 +128,8 @@ class TournamentRunner:
             finally:
                 status = ("finished" if self.state.finished else "interrupted")
                 store.set_status(cfg.id, status)
+        if self._failure is not None:
+            raise StartupFailuresError(self._failure)
         return self.state
 
     def _extend_if_only_games_grew(self, store: ResultsStore) -> None:
@@ -139,6 +195,8 @@ class TournamentRunner:
                         return game
                     fmt.record(game, row.ranking)
                     state.done += 1
+                    state.resumed += 1
+                    state.faults.update(f.kind.value for f in row.faults)
                 if fmt.done():
                     return None
                 iterator = fmt.games()
@@ -147,15 +205,22 @@ class TournamentRunner:
                     return None
                 iterator = _chain(peek, iterator)
 
+        streaks = _StartupStreaks(self.max_startup_failures or 1 << 62)
+
+        def store_games(played: Sequence[Played]) -> None:
+            for game, result in played:
+                store.record_game(to_row(cfg.id, game, result))
+
         async def worker() -> None:
             nonlocal outstanding
-            while not self.stop.is_set():
+            while not self.stop.is_set() and self._failure is None:
                 async with changed:
                     game = None if fmt.done() else next_game()
-                    while game is None and outstanding and not fmt.done():
+                    while (game is None and outstanding and not fmt.done()
+                           and self._failure is None):
                         await changed.wait()  # an open-ended format may need results first
                         game = None if fmt.done() else next_game()
-                    if game is None:
+                    if game is None or self._failure is not None:
                         return
                     outstanding += 1
                 try:
@@ -169,20 +234,48 @@ class TournamentRunner:
                 if result.termination is Termination.INTERRUPTED:
                     state.interrupted += 1
                     continue  # not stored: played again on resume
-                store.record_game(to_row(cfg.id, game, result))
+                if self._failure is not None:
+                    continue  # the run is stopping: not stored, played again on resume
+                to_store, failing = streaks.add((game, result))
+                if failing is not None:
+                    self._stop_for(arena, failing, result)
+                    async with changed:
+                        changed.notify_all()
+                    continue
+                store_games(to_store)
                 async with changed:
                     fmt.record(game, result.places)
                     state.done += 1
+                    state.faults.update(f.kind.value for f in result.faults)
                     state.status = fmt.status()
                     changed.notify_all()
                 if self.on_progress:
                     self.on_progress(state)
 
         await asyncio.gather(*(worker() for _ in range(max(1, cfg.concurrency))))
+        if self._failure is not None:
+            return  # the held-back forfeits are dropped: played again on resume
+        store_games(streaks.release_all())
         state.status = fmt.status()
         state.finished = not self.stop.is_set() and state.interrupted == 0
         if self.on_progress:
             self.on_progress(state)
+
+
+    def _stop_for(self, arena: Arena, bot: str, result: GameResult) -> None:
+        """Stop the run: ``bot`` failed to start too many times in a row. Running games
+        are interrupted (played again on resume)."""
+        detail = next(f.detail for f in result.faults if f.kind is FaultKind.STARTUP_FAILURE)
+        why = detail.split("startup_failure: ", 1)[-1].splitlines()[0]
+        why = why.removeprefix(f"{bot}: ").removesuffix("; log tail:")
+        message = (f"bot {bot!r} failed to start {self.max_startup_failures} times in a row "
+                   f"({why}); the run stops and its forfeits are not stored")
+        log_path, head = arena.log_head(bot)
+        if head:
+            quoted = " | ".join(line.strip() for line in head.splitlines())
+            message += f"; its log {log_path} begins: {quoted}"
+        self._failure = message
+        arena.stop_games.set()
 
 
 def _chain(first: ScheduledGame, rest: Iterator[ScheduledGame]) -> Iterator[ScheduledGame]:

@@ -1,0 +1,71 @@
+"""A bot's log file with a size cap that keeps the start and the end of its output.
+
+The first half of the cap is the head: written once, never touched again. After it the
+file keeps the most recent output in two segments of a quarter of the cap each; when the
+newer one fills up, the older one is cut out and replaced by one marker line that says
+how many bytes were left out. So the file never grows much past the cap, the start of the
+output (usually the reason a bot failed to start) is always there, and the last quarter
+to half of the cap before the end is always there too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import IO
+
+DEFAULT_LOG_LIMIT = 10 * 1024 * 1024  # bytes per bot log file
+MIN_LOG_LIMIT = 4096
+
+
+class CappedLog:
+    """Append-only writes to ``path`` with the cap described above. The file may exist
+    already (a restarted bot appends to its log); what it holds counts towards the cap."""
+
+    def __init__(self, path: Path, limit: int = DEFAULT_LOG_LIMIT) -> None:
+        if limit < MIN_LOG_LIMIT:
+            raise ValueError(f"a bot log limit is at least {MIN_LOG_LIMIT} bytes; got {limit}")
+        self.path = path
+        self.head = limit // 2
+        self.segment = limit // 4
+        self.omitted = 0
+        self._file: IO[bytes] | None = open(path, "a+b")  # noqa: SIM115 - closed in close()
+        self._size = self._file.seek(0, 2)
+        # Older and newer tail segments: [prev, cur) and [cur, size). Output already in
+        # the file past the head counts as the older one.
+        self._prev: int | None = self.head if self._size > self.head else None
+        self._cur = max(self._size, self.head)
+
+    @property
+    def closed(self) -> bool:
+        return self._file is None
+
+    def write(self, data: bytes) -> None:
+        f = self._file
+        if f is None or not data:
+            return
+        f.write(data)
+        self._size += len(data)
+        if self._size - self._cur >= self.segment and self._size > self.head:
+            self._rotate(f)
+        f.flush()
+
+    def _rotate(self, f: IO[bytes]) -> None:
+        if self._prev is None:  # the first full segment: keep it as the older one
+            self._prev, self._cur = self._cur, self._size
+            return
+        f.flush()
+        f.seek(self._cur)
+        newer = f.read()
+        self.omitted += self._cur - self._prev
+        f.truncate(self.head)
+        marker = f"\n--- [bot log capped: {self.omitted} bytes left out here] ---\n".encode()
+        f.write(marker)
+        f.write(newer)
+        self._prev = self.head + len(marker)
+        self._size = self._prev + len(newer)
+        self._cur = self._size
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None

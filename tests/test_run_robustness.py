@@ -1,0 +1,154 @@
+"""A tournament run stands up to a bot that cannot start, a second run on its store, and
+a resume (real referee, real bot processes, real store)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from harness.progress import Progress
+from harness.store import ResultsStore
+from harness.store_lock import exclusive_writer, lock_path
+from harness.tournament.config import load_config
+from harness.tournament.runner import RunState, TournamentRunner, store_path
+
+ROOT = Path(__file__).resolve().parent.parent
+FLAKY = """\
+import os, pathlib, runpy, sys
+counter = pathlib.Path(sys.argv[1])
+n = int(counter.read_text()) if counter.exists() else 0
+counter.write_text(str(n + 1))
+if n == 0:
+    print("first start fails on purpose", flush=True)
+    sys.exit(3)
+sys.argv = sys.argv[:1]
+runpy.run_module("sample_bots.random_bot", run_name="__main__")
+"""
+
+
+def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=ROOT, text=True,
+                          capture_output=True, timeout=timeout)
+
+
+def config_file(tmp_path: Path, second_bot: str, *, games: int = 4,
+                concurrency: int = 2) -> Path:
+    path = tmp_path / "t.toml"
+    bots = {"random": "{python} -m sample_bots.random_bot", "other": second_bot}
+    lines = ['name = "robust"', f'output = "{tmp_path / "out"}"', f"games = {games}",
+             f"concurrency = {concurrency}", 'tc = "5+10"',
+             "rules = { form = 'two-handed', target = 5 }"]
+    lines += [f'[[bot]]\nname = "{name}"\ncommand = "{command}"'
+              for name, command in bots.items()]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def stored_faults(tmp_path: Path) -> list[tuple[str, str]]:
+    with ResultsStore(store_path(tmp_path / "out")) as store:
+        return [(f.bot, f.kind.value) for row in store.games("robust") for f in row.faults]
+
+
+def test_a_bot_with_a_typo_in_its_command_stops_the_run_naming_it_and_quoting_its_log(
+        tmp_path: Path) -> None:
+    path = config_file(tmp_path, "no-such-python-xyz -m sample_bots.random_bot", games=50)
+    done = cli("run", str(path))
+    assert done.returncode != 0
+    errors = [line for line in done.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1, done.stderr
+    assert "bot 'other' failed to start 3 times in a row" in errors[0]
+    assert "begins: --- start: no-such-python-xyz -m sample_bots.random_bot" in errors[0]
+    # The streak's forfeits are not stored: once the command is fixed they are played.
+    assert ("other", "startup_failure") not in stored_faults(tmp_path)
+
+
+def test_a_bot_that_fails_to_start_once_forfeits_that_game_and_the_run_goes_on(
+        tmp_path: Path) -> None:
+    script = tmp_path / "flaky.py"
+    script.write_text(FLAKY)
+    path = config_file(tmp_path, f"{{python}} {script} {tmp_path / 'starts'}", games=2,
+                       concurrency=1)
+    config = load_config(path)
+    states: list[RunState] = []
+
+    def seen(state: RunState) -> None:
+        states.append(RunState(state.done, faults=state.faults.copy()))
+
+    state = asyncio.run(TournamentRunner(config, on_progress=seen).run())
+    assert state.finished
+    assert stored_faults(tmp_path) == [("other", "startup_failure")]
+    assert state.faults == {"startup_failure": 1}
+    # The progress callback saw the fault as soon as its game was counted.
+    first = next(s for s in states if s.faults)
+    assert first.done < state.done
+
+
+def test_the_progress_line_shows_fault_counts() -> None:
+    progress = Progress(10, stream=io.StringIO())
+    progress.show(RunState(done=3, faults={"startup_failure": 2, "timeout": 1},  # type: ignore[arg-type]
+                           status="round 1"))
+    assert "faults: startup_failure 2, timeout 1" in progress.line()
+
+
+def test_after_a_resume_rate_and_eta_count_only_the_games_this_run_played(
+        tmp_path: Path) -> None:
+    path = config_file(tmp_path, "{python} -m sample_bots.random_bot", games=2)
+    first = asyncio.run(TournamentRunner(load_config(path)).run())
+    assert first.finished and first.done == 4
+    config = load_config(path, {"games": "4"})  # four more games, the first four kept
+    state = asyncio.run(TournamentRunner(config).run())
+    assert state.finished and (state.done, state.resumed) == (8, 4)
+    progress = Progress(16, stream=io.StringIO())
+    progress.show(state)
+    line = progress.line(progress.started + 10.0)
+    assert "0.4/s" in line  # 4 games played in 10 s, not 8
+    assert "eta 0:20" in line  # 8 games to go at 0.4/s
+
+
+def test_a_second_run_on_the_same_store_is_refused_while_the_first_runs(
+        tmp_path: Path) -> None:
+    path = config_file(tmp_path, "{python} -m sample_bots.random_bot", games=400)
+    lock = lock_path(store_path(tmp_path / "out"))
+    first = subprocess.Popen([sys.executable, "-m", "harness", "run", str(path), "--quiet"],
+                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and first.poll() is None:
+            if lock.exists() and lock.read_text().strip() == str(first.pid):
+                break
+            time.sleep(0.1)
+        assert lock.read_text().strip() == str(first.pid), "the first run never took the lock"
+        second = cli("run", str(path), "--quiet")
+        assert second.returncode != 0
+        assert "another run is using the results store" in second.stderr
+        assert f"held by process {first.pid}" in second.stderr
+        assert first.poll() is None  # the first one goes on
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait(30)
+    # A killed run leaves no stale lock behind.
+    with exclusive_writer(store_path(tmp_path / "out")):
+        pass
+
+
+def test_runs_in_one_process_share_the_store_lock(tmp_path: Path) -> None:
+    store = store_path(tmp_path)
+    code = ("import sys; from pathlib import Path; "
+            "from harness.store_lock import exclusive_writer\n"
+            "with exclusive_writer(Path(sys.argv[1])): pass")
+
+    def other_process() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", code, str(store)], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60)
+
+    with exclusive_writer(store), exclusive_writer(store):  # serve: several at once
+        refused = other_process()
+        assert refused.returncode != 0 and "another run is using" in refused.stderr
+    assert other_process().returncode == 0  # released when the last one ends
