@@ -25,13 +25,14 @@ CHATTY = (
     "for i in range(30000):\n"
     "    sys.stdout.write(f'line {i:06d} ' + 'x' * 90 + '\\n')\n"
     "sys.stdout.flush()\n"
+    "import signal\n"
     "def bye():\n"
+    "    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a stop while it writes its end\n"
     "    for i in range(1000):\n"
     "        sys.stderr.write(f'late {i:06d} ' + 'y' * 90 + '\\n')\n"
     "    sys.stderr.write('LAST-LINE-OF-OUTPUT\\n')\n"
     "    sys.stderr.flush()\n"
     "atexit.register(bye)\n"
-    "import signal\n"
     "signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))\n"
     "import runpy\n"
     "runpy.run_module('sample_bots.random_bot', run_name='__main__')\n"
@@ -99,3 +100,15 @@ def test_a_restarted_bot_appends_to_its_capped_log_without_passing_the_cap(
 def test_a_log_limit_below_the_minimum_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="at least"):
         CappedLog(tmp_path / "bot.log", limit=100)
+
+
+def test_one_write_larger_than_the_cap_still_leaves_the_log_within_it(tmp_path: Path) -> None:
+    path = tmp_path / "bot.log"
+    log = CappedLog(path, limit=8192)
+    blob = b"".join(f"{i:07d}\n".encode() for i in range(12_500))  # 100 kB in one write
+    log.write(blob)
+    log.close()
+    data = path.read_bytes()
+    assert len(data) <= 8192 + 100  # the cap and one marker line
+    assert data[:4096] == blob[:4096]
+    assert data.endswith(blob[-2048:])

@@ -19,6 +19,7 @@ from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.referee.seating import match_seats, match_seed
 from harness.rules.config import RulesConfig
+from harness.tournament.config import rules_from_table
 from harness.tournament.options import parse_text
 
 DEFAULT_GAMES = 2
@@ -80,12 +81,7 @@ def parse_rules(form: str, deck: str, target: int | None, options: Sequence[str]
     for opt in options:
         key, value = split_assignment(opt, "--rule")
         data[key] = parse_text(f"rules.{key}", value)
-    if isinstance(data["deck"], int):
-        data["deck"] = str(data["deck"])
-    try:
-        return RulesConfig.from_dict(data)
-    except ConfigError as e:
-        raise ConfigError(f"rules.{e.option}", e.message) from None
+    return rules_from_table(data)
 
 
 def describe(result: GameResult, index: int) -> str:

@@ -3,7 +3,7 @@
 The first half of the cap is the head: written once, never touched again. After it the
 file keeps the most recent output in two segments of a quarter of the cap each; when the
 newer one fills up, the older one is cut out and replaced by one marker line that says
-how many bytes were left out. So the file never grows much past the cap, the start of the
+how many bytes were left out. So the file never grows past the cap and that line, the start of the
 output (usually the reason a bot failed to start) is always there, and the last quarter
 to half of the cap before the end is always there too.
 """
@@ -43,10 +43,17 @@ class CappedLog:
         f = self._file
         if f is None or not data:
             return
-        f.write(data)
-        self._size += len(data)
-        if self._size - self._cur >= self.segment and self._size > self.head:
-            self._rotate(f)
+        view = memoryview(data)
+        while view:
+            # Fill the head, then the newer segment, never past its end: the file stays
+            # within the cap (plus one marker line) however large the writes.
+            room = (self.head - self._size if self._size < self.head
+                    else self.segment - (self._size - self._cur))
+            piece, view = view[:room], view[room:]
+            f.write(piece)
+            self._size += len(piece)
+            if self._size >= self.head and self._size - self._cur >= self.segment:
+                self._rotate(f)
         f.flush()
 
     def _rotate(self, f: IO[bytes]) -> None:

@@ -64,6 +64,7 @@ __all__ = [
     "default_config",
     "load_config",
     "read_config",
+    "rules_from_table",
     "slug",
 ]
 
@@ -356,7 +357,9 @@ def _parse_bot(item: object, index: int, base_dir: Path) -> BotEntry:
         raise ConfigError(f"{path}.{e.option}", e.message) from None
 
 
-def _parse_rules(value: object) -> RulesConfig:
+def rules_from_table(value: object) -> RulesConfig:
+    """A ``[rules]`` table (or the same keys from flags) as a :class:`RulesConfig`; an
+    error names the key as ``rules.KEY``."""
     table = want_table(value, "rules")
     check_keys(table, [f.name for f in dataclasses.fields(RulesConfig)], "rules.")
     data = dict(table)
@@ -402,7 +405,7 @@ def build_config(raw: RawConfig) -> TournamentConfig:
     values["time_control"] = values.pop("tc")
     return TournamentConfig(
         **values,
-        rules=_parse_rules(data.get("rules", {})),
+        rules=rules_from_table(data.get("rules", {})),
         bots=tuple(_parse_bot(item, i, raw.base_dir) for i, item in enumerate(bots_raw)),
         candidates=candidates,
         sprt=_parse_sprt(data["sprt"]) if "sprt" in data else None,

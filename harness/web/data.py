@@ -23,10 +23,8 @@ from harness.results.summary import SprtSetup, summary_json
 from harness.sprt import Pentanomial, Sprt, Trinomial
 from harness.store import GameRow, ResultsStore
 
-__all__ = ["CONVERGENCE_POINTS", "GameSummary", "ReportData", "Sweep", "load_report"]
+__all__ = ["GameSummary", "ReportData", "Sweep", "load_report"]
 
-CONVERGENCE_POINTS = 24
-"""At most this many refits for the convergence chart (the last one uses every game)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,16 +58,21 @@ class ReportData:
     llr_unit: str  # "pairs" or "games"
 
 
-def convergence(rows: Sequence[GameRow], *, anchor: str | None = None,
-                anchor_rating: float = 0.0, points: int = CONVERGENCE_POINTS
-                ) -> dict[str, list[tuple[int, float, float]]]:
-    """Each player's ``(games rated so far, elo, ci95)`` at up to ``points`` checkpoints,
-    from :func:`~harness.results.rating.rating_history` (the last checkpoint is the fit
-    over every game). A checkpoint at which a player's rating is only a bound (it has won
-    or lost everything so far) is left out of its series."""
+def convergence(rows: Sequence[GameRow], *, points: int, anchor: str | None = None,
+                anchor_rating: float = 0.0) -> dict[str, list[tuple[int, float, float]]]:
+    """Each player's ``(games rated so far, elo, ci95)`` at up to ``points`` checkpoints
+    (the last one is the fit over every game); see :func:`convergence_series`."""
+    return convergence_series(rating_history(rows, points=points, anchor=anchor,
+                                             anchor_rating=anchor_rating))
+
+
+def convergence_series(history: Sequence[Mapping[str, Any]]
+                       ) -> dict[str, list[tuple[int, float, float]]]:
+    """The series of :func:`~harness.results.rating.rating_history` (``summary.json``'s
+    ``rating_history``) per player. A checkpoint at which a player's rating is only a
+    bound (it has won or lost everything so far) is left out of its series."""
     series: dict[str, list[tuple[int, float, float]]] = {}
-    for point in rating_history(rows, points=points, anchor=anchor,
-                                anchor_rating=anchor_rating):
+    for point in history:
         for player in point["players"]:
             if player.get("elo") is not None and player.get("ci95") is not None:
                 series.setdefault(player["name"], []).append(
@@ -139,7 +142,7 @@ def load_report(store: ResultsStore, tournament_id: str, *, anchor: str | None =
         summary=summary,
         rules_text=rules_text,
         games=[_game_summary(r) for r in rows],
-        convergence=convergence(rows, anchor=anchor, anchor_rating=anchor_rating),
+        convergence=convergence_series(summary["rating_history"]),
         llr=llr,
         llr_unit=unit,
     )
