@@ -1,0 +1,67 @@
+"""``search``: determinized search (PIMC) for card play, the heuristic bot for the rest.
+
+At each play decision with a choice it draws hidden worlds consistent with what it has
+seen (``harness.search.worlds``: uniform, voids respected), plays every legal card out
+in each world with the heuristic bot's card play for all four players
+(``harness.search.rollout``), and plays the card with the best mean points. Bidding,
+discards and going alone are the heuristic bot's.
+
+Flags (besides the SDK's ``--address``, ``--token``, ``--name``):
+
+* ``--ms M`` (default 50): the time budget per decision. It is turned into a number of
+  rollouts (``--rollouts-per-ms``, default 30, about half of what one core does here), so
+  a decision depends only on the seed and what the bot has seen; a wall-clock deadline
+  of M ms stops a search early on a slower or busier machine.
+* ``--seed S`` (default 0, or ``EUCHRE_BOT_SEED``): with the same seed the bot makes the
+  same decisions in the same situations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import time
+from collections.abc import Sequence
+
+from harness.rules import Action, Observation, Phase
+from harness.search.pimc import Budget, search_play
+from harness.sdk import run
+from sample_bots.heuristic_bot import HeuristicBot
+
+DEFAULT_MS = 50.0
+DEFAULT_ROLLOUTS_PER_MS = 30.0
+
+
+class SearchBot(HeuristicBot):
+    name = "search"
+    version = "1.0"
+
+    def __init__(self, ms: float = DEFAULT_MS, seed: int = 0,
+                 rollouts_per_ms: float = DEFAULT_ROLLOUTS_PER_MS) -> None:
+        super().__init__()
+        self.ms = ms
+        self.seed = seed
+        self.rollouts_per_ms = rollouts_per_ms
+
+    def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
+        if obs.phase is not Phase.PLAY or len(legal) < 2:
+            return self.decide_action(obs, legal)
+        start = time.perf_counter()
+        rng = random.Random(f"{self.seed}/{obs.hand_number}/{obs.seat}/"
+                            f"{len(obs.public_actions)}/{obs.scores}")
+        budget = Budget(max(1, int(self.ms * self.rollouts_per_ms)), start + self.ms / 1000)
+        return search_play(obs, self.rules, rng, budget).action
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("--ms", type=float, default=DEFAULT_MS)
+    ap.add_argument("--seed", type=int, default=int(os.environ.get("EUCHRE_BOT_SEED") or 0))
+    ap.add_argument("--rollouts-per-ms", type=float, default=DEFAULT_ROLLOUTS_PER_MS)
+    args, rest = ap.parse_known_args(argv)
+    run(SearchBot(args.ms, args.seed, args.rollouts_per_ms), rest)
+
+
+if __name__ == "__main__":
+    main()
