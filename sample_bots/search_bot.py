@@ -25,8 +25,8 @@ import time
 from collections.abc import Sequence
 
 from harness.rules import Action, Observation, Phase
-from harness.search.pimc import Budget, search_play
 from harness.sdk import run
+from harness.search.pimc import Budget, search_play
 from sample_bots.heuristic_bot import HeuristicBot
 
 DEFAULT_MS = 50.0

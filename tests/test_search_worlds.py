@@ -17,8 +17,8 @@ from harness.rules.observation import observe
 from harness.search.constraints import HolderKind, InconsistentObservation
 from harness.search.worlds import WorldSampler, sample_world
 
-CONFIGS = [RulesConfig(form=f, deck=d, **opts) for f in Form for d in DeckKind
-           for opts in ({}, {"dealer_must_take": True})]
+CONFIGS = [RulesConfig(form=f, deck=d, dealer_must_take=take) for f in Form
+           for d in DeckKind for take in (False, True)]
 
 
 def shown_voids(obs: Observation) -> dict[int, set[object]]:
