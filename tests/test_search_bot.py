@@ -1,0 +1,112 @@
+"""The search bot: PIMC card play within its budget, reproducible from its seed, and a
+working bot process over gRPC."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from harness.referee.arena import Arena
+from harness.referee.outcome import Termination
+from harness.referee.pool import Entrant
+from harness.referee.process import BotCommand
+from harness.rules import Action, Form, Game, Phase, RulesConfig
+from harness.search.pimc import Budget, search_play
+from sample_bots import search_bot
+from sample_bots.search_bot import SearchBot
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def bot_for(config: RulesConfig, seed: int) -> SearchBot:
+    # A long wall-clock budget and a fixed number of rollouts: decisions depend only on
+    # the seed, however busy the machine.
+    bot = SearchBot(ms=10_000, seed=seed, rollouts_per_ms=0.02)
+    bot.on_game_start(config, 0, [])
+    return bot
+
+
+def play_game(config: RulesConfig, bots: Sequence[SearchBot], seed: int) -> list[Action]:
+    game = Game(config, seed)
+    actions = []
+    while game.outcome is None and len(game.hands) < 4:
+        seat = game.current
+        assert seat is not None
+        obs = game.observation(seat)
+        action = bots[seat].choose(obs, obs.legal_actions)
+        assert action in obs.legal_actions
+        game.apply(action)
+        actions.append(action)
+    return actions
+
+
+@pytest.mark.parametrize("form", list(Form))
+def test_the_same_seed_makes_the_same_decisions(form: Form) -> None:
+    config = RulesConfig(form=form)
+    first = play_game(config, [bot_for(config, 3)] * config.players, 8)
+    again = play_game(config, [bot_for(config, 3)] * config.players, 8)
+    assert len(first) > 20
+    assert first == again
+
+
+def test_search_values_every_legal_card_within_the_rollout_budget() -> None:
+    config = RulesConfig()
+    rng = random.Random(2)
+    game = Game(config, 5)
+    while not (game.phase is Phase.PLAY and len(game.legal_actions()) > 2):
+        game.apply(rng.choice(game.legal_actions()))
+    obs = game.observation(game.current)  # type: ignore[arg-type]
+    result = search_play(obs, config, random.Random(0), Budget(rollouts=60))
+    legal = obs.legal_actions
+    assert set(result.values) == set(legal)
+    assert result.worlds == 60 // len(legal)
+    assert result.action in legal
+    assert result.values[result.action] == max(result.values.values())
+
+
+def test_a_passed_deadline_still_searches_one_world() -> None:
+    config = RulesConfig(form=Form.TWO_HANDED)
+    rng = random.Random(1)
+    game = Game(config, 2)
+    while not (game.phase is Phase.PLAY and len(game.legal_actions()) > 1):
+        game.apply(rng.choice(game.legal_actions()))
+    obs = game.observation(game.current)  # type: ignore[arg-type]
+    result = search_play(obs, config, random.Random(0), Budget(rollouts=10**6, deadline=0.0))
+    assert result.worlds == 1
+
+
+def test_search_refuses_a_decision_that_is_not_a_card_play() -> None:
+    game = Game(RulesConfig(), 1)
+    obs = game.observation(game.current)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="play decision"):
+        search_play(obs, RulesConfig(), random.Random(0), Budget(rollouts=10))
+
+
+def test_the_command_line_sets_the_budget_and_seed_and_passes_the_rest_to_the_sdk(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[SearchBot, Sequence[str] | None]] = []
+    monkeypatch.setattr(search_bot, "run", lambda bot, argv=None: seen.append((bot, argv)))
+    search_bot.main(["--ms", "20", "--address", "localhost:1", "--seed", "9"])
+    bot, rest = seen[0]
+    assert (bot.ms, bot.seed) == (20.0, 9)
+    assert rest == ["--address", "localhost:1"]
+
+
+def test_the_search_bot_plays_whole_games_over_grpc(tmp_path: Path) -> None:
+    search = (sys.executable, "-m", "sample_bots.search_bot", "--ms", "5", "--seed", "1")
+    heuristic = (sys.executable, "-m", "sample_bots.heuristic_bot")
+
+    async def go() -> None:
+        async with Arena(log_dir=tmp_path, startup_timeout=30) as arena:
+            arena.add(Entrant("search", BotCommand(search, cwd=str(ROOT))), 2)
+            arena.add(Entrant("heuristic", BotCommand(heuristic, cwd=str(ROOT))), 1)
+            config = RulesConfig(form=Form.CUTTHROAT, target=4)
+            result = await arena.play("g1", config, 3, ["search", "heuristic", "search"])
+            assert result.termination is Termination.NORMAL
+            assert not result.faults
+    asyncio.run(go())
