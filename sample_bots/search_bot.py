@@ -26,11 +26,15 @@ from collections.abc import Sequence
 
 from harness.rules import Action, Observation, Phase
 from harness.sdk import run
+from harness.search.bidding import search_bid
 from harness.search.pimc import Budget, search_play
 from sample_bots.heuristic_bot import HeuristicBot
 
 DEFAULT_MS = 50.0
 DEFAULT_ROLLOUTS_PER_MS = 30.0
+# A play-out from a decision before play replays the bidding on the engine first: about
+# five times the cost of a play-phase rollout.
+BID_COST = 5.0
 
 
 class SearchBot(HeuristicBot):
@@ -38,20 +42,32 @@ class SearchBot(HeuristicBot):
     version = "1.0"
 
     def __init__(self, ms: float = DEFAULT_MS, seed: int = 0,
-                 rollouts_per_ms: float = DEFAULT_ROLLOUTS_PER_MS) -> None:
+                 rollouts_per_ms: float = DEFAULT_ROLLOUTS_PER_MS,
+                 search_bids: bool = True) -> None:
         super().__init__()
         self.ms = ms
         self.seed = seed
         self.rollouts_per_ms = rollouts_per_ms
+        self.search_bids = search_bids
+
+    def heuristic(self, obs: Observation) -> Action:
+        return self.decide_action(obs, obs.legal_actions)
 
     def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
-        if obs.phase is not Phase.PLAY or len(legal) < 2:
+        phase = obs.phase
+        if len(legal) < 2 or phase is Phase.NAME_TRUMP or (
+                phase is not Phase.PLAY and not self.search_bids):
             return self.decide_action(obs, legal)
         start = time.perf_counter()
         rng = random.Random(f"{self.seed}/{obs.hand_number}/{obs.seat}/"
-                            f"{len(obs.public_actions)}/{obs.scores}")
-        budget = Budget(max(1, int(self.ms * self.rollouts_per_ms)), start + self.ms / 1000)
-        return search_play(obs, self.rules, rng, budget).action
+                            f"{len(obs.public_actions)}/{len(obs.discards)}/{obs.scores}")
+        rollouts = self.ms * self.rollouts_per_ms
+        deadline = start + self.ms / 1000
+        if phase is Phase.PLAY:
+            return search_play(obs, self.rules, rng, Budget(max(1, int(rollouts)),
+                                                            deadline)).action
+        budget = Budget(max(1, int(rollouts / BID_COST)), deadline)
+        return search_bid(obs, self.rules, rng, budget, self.heuristic).action
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -59,8 +75,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--ms", type=float, default=DEFAULT_MS)
     ap.add_argument("--seed", type=int, default=int(os.environ.get("EUCHRE_BOT_SEED") or 0))
     ap.add_argument("--rollouts-per-ms", type=float, default=DEFAULT_ROLLOUTS_PER_MS)
+    ap.add_argument("--bids", choices=("search", "heuristic"), default="search")
     args, rest = ap.parse_known_args(argv)
-    run(SearchBot(args.ms, args.seed, args.rollouts_per_ms), rest)
+    run(SearchBot(args.ms, args.seed, args.rollouts_per_ms, args.bids == "search"), rest)
 
 
 if __name__ == "__main__":

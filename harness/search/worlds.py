@@ -24,9 +24,9 @@ import dataclasses
 import functools
 import math
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from harness.rules import Card, Form, Hand, Observation, Phase, RulesConfig, deck_cards
+from harness.rules import Action, Card, Form, Hand, Observation, Phase, RulesConfig, deck_cards
 from harness.rules.actions import discard
 from harness.rules.hand import deal
 from harness.search.constraints import (
@@ -37,6 +37,11 @@ from harness.search.constraints import (
 )
 
 _DISCARD_PHASES = (Phase.DEALER_DISCARD, Phase.DUMMY_DISCARD)
+Check = Callable[[Hand, int, Action], bool]
+
+
+class WorldRejected(InconsistentObservation):
+    """A world's replay was refused by the caller's check (see :meth:`World.to_hand`)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -69,9 +74,14 @@ class World:
         assert all(c is not None for c in order)
         return tuple(order)  # type: ignore[arg-type]
 
-    def to_hand(self) -> Hand:
+    def to_hand(self, check: Check | None = None) -> Hand:
         """A Hand dealt from :meth:`deck` with the public history (and this world's
-        discards) replayed: the engine can play on from the observed moment."""
+        discards) replayed: the engine can play on from the observed moment.
+
+        ``check(hand, seat, action)``, if given, is asked before each public action is
+        replayed; when it returns false the world is refused with :class:`WorldRejected`
+        (a search uses it to keep only worlds in which a model of the other players
+        would have acted as they did)."""
         hand = Hand(self.config, self.dealer, self.deck())
         pending = [list(d) for d in self.discards]
 
@@ -86,6 +96,8 @@ class World:
                 raise InconsistentObservation(
                     f"replaying the public actions: {action} by seat {seat}, but it is "
                     f"seat {hand.current}'s turn")
+            if check is not None and not check(hand, seat, action):
+                raise WorldRejected(f"seat {seat} would not have chosen {action} here")
             hand.apply(action)
         while discard_due():
             hand.apply(discard(pending[hand.current].pop(0)))  # type: ignore[index]
@@ -258,5 +270,5 @@ def sample_world(obs: Observation, config: RulesConfig, rng: random.Random) -> W
     return WorldSampler(obs, config).sample(rng)
 
 
-__all__ = ["InconsistentObservation", "World", "WorldSampler", "build_world",
+__all__ = ["InconsistentObservation", "World", "WorldRejected", "WorldSampler", "build_world",
            "sample_world"]
