@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -15,9 +15,13 @@ from harness.referee.arena import Arena
 from harness.referee.outcome import Termination
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
-from harness.rules import Action, Form, Game, Phase, RulesConfig
+from harness.rules import Action, Form, Game, Observation, Phase, RulesConfig
+from harness.rules import actions as A
+from harness.search.bidding import playout, search_bid
 from harness.search.pimc import Budget, search_play
+from harness.search.worlds import WorldRejected, sample_world
 from sample_bots import search_bot
+from sample_bots.heuristic_bot import HeuristicBot
 from sample_bots.search_bot import SearchBot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,3 +114,55 @@ def test_the_search_bot_plays_whole_games_over_grpc(tmp_path: Path) -> None:
             assert result.termination is Termination.NORMAL
             assert not result.faults
     asyncio.run(go())
+
+
+def heuristic_policy(config: RulesConfig) -> Callable[[Observation], Action]:
+    bot = HeuristicBot()
+    bot.on_game_start(config, 0, [])
+    return lambda obs: bot.decide_action(obs, obs.legal_actions)
+
+
+def test_bid_search_values_every_legal_bid_within_the_budget() -> None:
+    config = RulesConfig()
+    game = Game(config, 4)
+    obs = game.observation(game.current)  # type: ignore[arg-type]
+    result = search_bid(obs, config, random.Random(0), Budget(rollouts=40),
+                        heuristic_policy(config))
+    assert set(result.values) == set(obs.legal_actions) == {A.PASS, A.ORDER_UP}
+    assert result.worlds == 20
+    assert result.values[result.action] == max(result.values.values())
+
+
+def test_passing_out_the_last_bid_scores_nothing() -> None:
+    config = RulesConfig(form=Form.TWO_HANDED)
+    game = Game(config, 6)
+    while not (game.phase is Phase.BID_ROUND_2 and game.current == game.hand.dealer):
+        game.apply(A.PASS)
+    obs = game.observation(game.current)  # type: ignore[arg-type]
+    world = sample_world(obs, config, random.Random(0))
+    assert playout(world, A.PASS, heuristic_policy(config)) == 0.0
+    call = next(a for a in obs.legal_actions if a is not A.PASS)
+    assert playout(world, call, heuristic_policy(config)) != 0.0  # someone scores
+
+
+def test_a_world_the_check_refuses_is_rejected() -> None:
+    config = RulesConfig()
+    game = Game(config, 2)
+    first = game.current
+    game.apply(A.PASS)
+    obs = game.observation((first + 1) % 4)  # type: ignore[operator]
+    world = sample_world(obs, config, random.Random(0))
+    assert world.to_hand(lambda hand, seat, action: True).current == obs.seat
+    with pytest.raises(WorldRejected, match=f"seat {first} would not"):
+        world.to_hand(lambda hand, seat, action: seat != first)
+
+
+def test_bid_search_refuses_a_card_play() -> None:
+    config = RulesConfig()
+    rng = random.Random(1)
+    game = Game(config, 2)
+    while game.phase is not Phase.PLAY:
+        game.apply(rng.choice(game.legal_actions()))
+    obs = game.observation(game.current)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="before play"):
+        search_bid(obs, config, rng, Budget(rollouts=10), heuristic_policy(config))
