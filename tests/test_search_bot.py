@@ -138,7 +138,7 @@ def test_passing_out_the_last_bid_scores_nothing() -> None:
     game = Game(config, 6)
     while not (game.phase is Phase.BID_ROUND_2 and game.current == game.hand.dealer):
         game.apply(A.PASS)
-    obs = game.observation(game.current)  # type: ignore[arg-type]
+    obs = game.observation(game.current)
     world = sample_world(obs, config, random.Random(0))
     assert playout(world, A.PASS, heuristic_policy(config)) == 0.0
     call = next(a for a in obs.legal_actions if a is not A.PASS)
