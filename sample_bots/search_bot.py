@@ -1,17 +1,24 @@
-"""``search``: determinized search (PIMC) for card play, the heuristic bot for the rest.
+"""``search``: determinized search (PIMC) on the project's engine, the heuristic bot as
+the model of every player.
 
-At each play decision with a choice it draws hidden worlds consistent with what it has
-seen (``harness.search.worlds``: uniform, voids respected), plays every legal card out
-in each world with the heuristic bot's card play for all four players
-(``harness.search.rollout``), and plays the card with the best mean points. Bidding,
-discards and going alone are the heuristic bot's.
+* Card play: it draws hidden worlds consistent with what it has seen
+  (``harness.search.worlds``: uniform, voids respected), plays every legal card out in
+  each world with the heuristic bot's card play for all players
+  (``harness.search.rollout``), and plays the card with the best mean points.
+* Bids, the dealer's pickup and discard, going alone, dummy discards
+  (``harness.search.bidding``): the same, but each world is replayed on the engine, the
+  rest of the bidding is the heuristic bot's, and worlds in which the heuristic bot
+  would not have made the other seats' bids are dropped. ``--bids heuristic`` leaves
+  these decisions to the heuristic bot. Naming trump blind on a turned-up Joker is
+  always the heuristic bot's.
 
 Flags (besides the SDK's ``--address``, ``--token``, ``--name``):
 
 * ``--ms M`` (default 50): the time budget per decision. It is turned into a number of
-  rollouts (``--rollouts-per-ms``, default 30, about half of what one core does here), so
-  a decision depends only on the seed and what the bot has seen; a wall-clock deadline
-  of M ms stops a search early on a slower or busier machine.
+  rollouts (``--rollouts-per-ms``, default 30, less than half of what one core does
+  here; a play-out before play counts as five), so a decision depends only on the seed
+  and what the bot has seen; a wall-clock deadline of M ms stops a search early on a
+  slower or busier machine.
 * ``--seed S`` (default 0, or ``EUCHRE_BOT_SEED``): with the same seed the bot makes the
   same decisions in the same situations.
 """
