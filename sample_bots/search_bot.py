@@ -50,12 +50,13 @@ class SearchBot(HeuristicBot):
 
     def __init__(self, ms: float = DEFAULT_MS, seed: int = 0,
                  rollouts_per_ms: float = DEFAULT_ROLLOUTS_PER_MS,
-                 search_bids: bool = True) -> None:
+                 search_bids: bool = True, infer_play: bool = False) -> None:
         super().__init__()
         self.ms = ms
         self.seed = seed
         self.rollouts_per_ms = rollouts_per_ms
         self.search_bids = search_bids
+        self.infer_play = infer_play
 
     def heuristic(self, obs: Observation) -> Action:
         return self.decide_action(obs, obs.legal_actions)
@@ -71,8 +72,8 @@ class SearchBot(HeuristicBot):
         rollouts = self.ms * self.rollouts_per_ms
         deadline = start + self.ms / 1000
         if phase is Phase.PLAY:
-            return search_play(obs, self.rules, rng, Budget(max(1, int(rollouts)),
-                                                            deadline)).action
+            return search_play(obs, self.rules, rng, Budget(max(1, int(rollouts)), deadline),
+                               self.heuristic if self.infer_play else None).action
         budget = Budget(max(1, int(rollouts / BID_COST)), deadline)
         return search_bid(obs, self.rules, rng, budget, self.heuristic).action
 
@@ -83,8 +84,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=int(os.environ.get("EUCHRE_BOT_SEED") or 0))
     ap.add_argument("--rollouts-per-ms", type=float, default=DEFAULT_ROLLOUTS_PER_MS)
     ap.add_argument("--bids", choices=("search", "heuristic"), default="search")
+    ap.add_argument("--play-worlds", choices=("uniform", "bids"), default="uniform")
     args, rest = ap.parse_known_args(argv)
-    run(SearchBot(args.ms, args.seed, args.rollouts_per_ms, args.bids == "search"), rest)
+    run(SearchBot(args.ms, args.seed, args.rollouts_per_ms, args.bids == "search",
+                  args.play_worlds == "bids"), rest)
 
 
 if __name__ == "__main__":

@@ -18,8 +18,11 @@ import random
 import time
 
 from harness.rules import Action, Observation, Phase, RulesConfig
+from harness.search.inference import BidFilter, Policy
 from harness.search.rollout import PlayRollout
 from harness.search.worlds import WorldSampler
+
+INFER_COST = 10  # rollouts' worth of work to check one world against the bidding
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -41,8 +44,11 @@ class SearchResult:
 
 
 def search_play(obs: Observation, config: RulesConfig, rng: random.Random,
-                budget: Budget) -> SearchResult:
-    """PIMC over the legal cards of a play decision (see the module docstring)."""
+                budget: Budget, policy: Policy | None = None) -> SearchResult:
+    """PIMC over the legal cards of a play decision (see the module docstring). With a
+    ``policy``, only worlds in which it explains the other seats' bids are searched
+    (:class:`~harness.search.inference.BidFilter`); checking a world counts as
+    ``INFER_COST`` rollouts of the budget."""
     legal = list(obs.legal_actions)
     if obs.phase is not Phase.PLAY or not legal:
         raise ValueError(f"search_play needs a play decision of the observing seat; the "
@@ -54,16 +60,28 @@ def search_play(obs: Observation, config: RulesConfig, rng: random.Random,
         sampler = WorldSampler(obs, config)
         rollout = PlayRollout(obs, config)
         run = rollout.run
-        per_world = len(legal)
+        keep = BidFilter(obs.seat, policy) if policy is not None else None
         deadline = budget.deadline
         clock = time.perf_counter
-        while (worlds + 1) * per_world <= budget.rollouts or worlds == 0:
-            hands = [[c.id for c in h] for h in sampler.sample(rng).hands]
+        spent = 0
+        while spent + len(legal) <= budget.rollouts or worlds == 0:
+            world = sampler.sample(rng)
+            if keep is not None:
+                spent += INFER_COST
+                if not keep.accept(world):
+                    continue
+            hands = [[c.id for c in h] for h in world.hands]
             for i, card in enumerate(cards):
                 totals[i] += run([h[:] for h in hands], card)
             worlds += 1
+            spent += len(legal)
             if deadline is not None and clock() > deadline:
                 break
+    return best_of(legal, totals, worlds)
+
+
+def best_of(legal: list[Action], totals: list[float], worlds: int) -> SearchResult:
+    """The action with the best total (the first of equals), and every mean."""
     values = {a: t / max(worlds, 1) for a, t in zip(legal, totals, strict=True)}
     best = max(range(len(legal)), key=lambda i: (totals[i], -i))
     return SearchResult(legal[best], values, worlds)
