@@ -15,11 +15,12 @@ from harness.referee.arena import Arena
 from harness.referee.outcome import Termination
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
-from harness.rules import Action, Form, Game, Observation, Phase, RulesConfig
+from harness.rules import Action, Form, Game, Hand, Observation, Phase, RulesConfig
 from harness.rules import actions as A
 from harness.search.bidding import playout, search_bid
+from harness.search.inference import BidFilter, observe_any
 from harness.search.pimc import Budget, search_play
-from harness.search.worlds import WorldRejected, sample_world
+from harness.search.worlds import WorldRejected, WorldSampler, sample_world
 from sample_bots import search_bot
 from sample_bots.heuristic_bot import HeuristicBot
 from sample_bots.search_bot import SearchBot
@@ -166,3 +167,35 @@ def test_bid_search_refuses_a_card_play() -> None:
     obs = game.observation(game.current)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="before play"):
         search_bid(obs, config, rng, Budget(rollouts=10), heuristic_policy(config))
+
+
+def test_play_search_with_bid_inference_keeps_worlds_the_bidding_explains() -> None:
+    config = RulesConfig()
+    policy = heuristic_policy(config)
+    for seed in range(40):  # a hand in which the heuristic bidding made trump
+        game = Game(config, seed)
+        while game.phase is not Phase.PLAY and game.outcome is None:
+            game.apply(policy(game.observation(game.current)))  # type: ignore[arg-type]
+        if game.phase is Phase.PLAY and len(game.legal_actions()) > 1:
+            break
+    obs = game.observation(game.current)  # type: ignore[arg-type]
+    keep = BidFilter(obs.seat, policy)
+    sampler = WorldSampler(obs, config)
+    rng = random.Random(3)
+    kept = [w for w in (sampler.sample(rng) for _ in range(60)) if keep.accept(w)]
+    assert keep.accepted == len(kept) > 0
+    assert keep.rejected > 0  # uniform worlds the heuristic's bids rule out
+    checked: list[Action] = []
+
+    def model_made_it(hand: Hand, seat: int, action: Action) -> bool:
+        if hand.phase is not Phase.PLAY and seat != obs.seat:
+            assert policy(observe_any(hand, seat)) is action
+            checked.append(action)
+        return True
+
+    for world in kept:  # the model makes every other seat's bid in each kept world
+        world.to_hand(model_made_it)
+    assert checked
+    result = search_play(obs, config, random.Random(0), Budget(rollouts=300), policy)
+    assert result.action in obs.legal_actions
+    assert 0 < result.worlds * len(obs.legal_actions) <= 300
