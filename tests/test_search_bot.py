@@ -97,9 +97,11 @@ def test_the_command_line_sets_the_budget_and_seed_and_passes_the_rest_to_the_sd
     seen: list[tuple[SearchBot, Sequence[str] | None]] = []
     monkeypatch.setattr(search_bot, "run", lambda bot, argv=None: seen.append((bot, argv)))
     search_bot.main(["--ms", "20", "--address", "localhost:1", "--seed", "9"])
-    bot, rest = seen[0]
-    assert (bot.ms, bot.seed) == (20.0, 9)
+    search_bot.main(["--bids", "heuristic", "--play-worlds", "bids"])
+    (bot, rest), (other, _) = seen
+    assert (bot.ms, bot.seed, bot.search_bids, bot.infer_play) == (20.0, 9, True, False)
     assert rest == ["--address", "localhost:1"]
+    assert (other.ms, other.search_bids, other.infer_play) == (50.0, False, True)
 
 
 def test_the_search_bot_plays_whole_games_over_grpc(tmp_path: Path) -> None:
