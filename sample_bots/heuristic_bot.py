@@ -30,22 +30,10 @@ from harness.rules.config import RulesConfig
 from harness.rules.hand import Phase
 from harness.rules.observation import Observation
 from harness.sdk import Bot, run
+from harness.search.values import card_value
 
-TRUMP_VALUE = {100: 3.5, 99: 3.0, 98: 2.5, 14: 2.0, 13: 1.6, 12: 1.4, 10: 1.2, 9: 1.0, 8: 0.9,
-               7: 0.8}
 ORDER_THRESHOLD = 6.0
 ALONE_THRESHOLD = 9.5
-
-
-def card_value(card: Card, trump: Suit | None) -> float:
-    """How much a card is worth keeping if ``trump`` were trump."""
-    if trump is not None:
-        p = TRUMP_POWER[trump][card.id]
-        if p:
-            return TRUMP_VALUE[p]
-    if card.rank is Rank.ACE:
-        return 0.8
-    return (int(card.rank) - 6) / 20.0
 
 
 def strength(cards: Sequence[Card], trump: Suit) -> float:

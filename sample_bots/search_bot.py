@@ -66,7 +66,8 @@ class SearchBot(HeuristicBot):
 
     def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
         phase = obs.phase
-        if len(legal) < 2 or phase is Phase.NAME_TRUMP or (
+        rules = self.rules  # set by the SDK when the game starts
+        if rules is None or len(legal) < 2 or phase is Phase.NAME_TRUMP or (
                 phase is not Phase.PLAY and not self.search_bids):
             return self.decide_action(obs, legal)
         start = time.perf_counter()
@@ -75,10 +76,10 @@ class SearchBot(HeuristicBot):
         rollouts = self.ms * self.rollouts_per_ms
         deadline = start + self.ms / 1000
         if phase is Phase.PLAY:
-            return search_play(obs, self.rules, rng, Budget(max(1, int(rollouts)), deadline),
+            return search_play(obs, rules, rng, Budget(max(1, int(rollouts)), deadline),
                                self.heuristic if self.infer_play else None).action
         budget = Budget(max(1, int(rollouts / BID_COST)), deadline)
-        return search_bid(obs, self.rules, rng, budget, self.heuristic).action
+        return search_bid(obs, rules, rng, budget, self.heuristic).action
 
 
 def main(argv: Sequence[str] | None = None) -> None:

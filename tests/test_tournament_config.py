@@ -70,10 +70,12 @@ def test_example_round_trip() -> None:
     assert cfg.anchor == "random" and cfg.anchor_rating == 0.0
     assert cfg.rules.form is Form.FOUR_HANDED and cfg.rules.deck is DeckKind.D24
     assert cfg.rules.target == 10 and cfg.rules.loner_lead is LonerLead.LEFT_OF_LONE
-    assert [b.name for b in cfg.bots] == ["random", "heuristic"]
-    random_bot, heuristic = cfg.bots
+    assert [b.name for b in cfg.bots] == ["random", "heuristic", "search"]
+    random_bot, heuristic, search = cfg.bots
     assert random_bot.command == (sys.executable, "-m", "sample_bots.random_bot")
     assert heuristic.command == (sys.executable, "-m", "sample_bots.heuristic_bot")
+    assert search.command == (sys.executable, "-m", "sample_bots.search_bot", "--ms", "20",
+                              "--seed", "1")
     assert random_bot.cwd == str(EXAMPLE.parent)
     assert random_bot.env == {"EUCHRE_BOT_SEED": "7"}
     assert (random_bot.cpu_seconds, random_bot.memory_mb) == (3600, 2048)
@@ -84,7 +86,7 @@ def test_example_round_trip() -> None:
     assert load_config(EXAMPLE).to_dict() == data
     assert load_config(EXAMPLE) == cfg
     fmt = cfg.make_format()
-    assert isinstance(fmt, RoundRobin) and fmt.total() == 16
+    assert isinstance(fmt, RoundRobin) and fmt.total() == 48  # 3 pairings x 8 deal sets x 2
 
 
 def test_example_sections_that_are_commented_out_work(tmp_path: Path) -> None:
@@ -95,7 +97,7 @@ def test_example_sections_that_are_commented_out_work(tmp_path: Path) -> None:
     path = tmp_path / "example.toml"
     path.write_text(text)
     g = load_config(path, {"format": "gauntlet"})
-    assert g.candidates == ("heuristic",) and g.field == ("random",)
+    assert g.candidates == ("heuristic",) and g.field == ("random", "search")
     assert isinstance(g.make_format(), Gauntlet)
     s = load_config(path, {"format": "sprt"})
     assert s.sprt is not None and s.sprt.candidate == "heuristic" and s.sprt.max_pairs == 2000

@@ -10,7 +10,7 @@ are plain ints (``Card.id``) and every per-card fact is a precomputed table, so 
 rollout costs about as much as the engine's random play of a whole hand.
 
 The players' policy is the heuristic bot's card play (``sample_bots.heuristic_bot``),
-expressed over those tables: its card values come from that module's ``card_value``,
+expressed over those tables: its card values are the same :func:`~harness.search.values.card_value`,
 and ``tests/test_search_rollout.py`` checks that it picks the heuristic bot's card.
 """
 
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from harness.rules import Form, Observation, Rank, RulesConfig, Suit
 from harness.rules.cards import ALL_CARDS, EFFECTIVE_SUIT, RANK_VALUE, TRUMP_POWER
 from harness.rules.scoring import score_hand, team_of
-from sample_bots.heuristic_bot import card_value
+from harness.search.values import card_value
 
 _SINGLETON_BONUS = -0.3  # the heuristic's weakest(): a lone plain card is cheaper
 _TOP_TRUMP = 99  # right bower or the Joker
