@@ -269,3 +269,12 @@ def test_a_real_tournaments_outputs_match_the_published_schemas(tmp_path: Path) 
         game = json.loads(line)
         games.validate(game)
         assert game["record"]["tournament"]["id"] == config.id
+
+
+def test_head_to_head_elo_of_a_clean_sweep_says_so_instead_of_infinity() -> None:
+    from harness.results.report import _duel_cell
+    from harness.sprt import Pentanomial, Trinomial
+
+    assert _duel_cell(Pentanomial.from_pair_scores([2.0, 2.0, 2.0])) == "all pairs won (3 pairs)"
+    assert _duel_cell(Trinomial.from_scores([0.0])) == "all games lost (1 game)"
+    assert "inf" not in _duel_cell(Pentanomial.from_pair_scores([2.0, 1.5]))

@@ -192,9 +192,12 @@ def render_head_to_head(games: Iterable[GameRow], names: Sequence[str],
 
 def _duel_cell(counts: Counts) -> str:
     unit = "pair" if isinstance(counts, Pentanomial) else "game"
+    units = f"{counts.n:g} {unit}{'' if counts.n == 1 else 's'}"
     elo, half = counts.elo(), counts.elo_ci95()
+    if not math.isfinite(elo):  # every unit won (or lost): no finite estimate
+        return f"all {unit}s {'won' if elo > 0 else 'lost'} ({units})"
     spread = f" ± {half:.0f}" if math.isfinite(half) else ""
-    return f"{_signed(elo, 0)}{spread} ({counts.n:g} {unit}{'' if counts.n == 1 else 's'})"
+    return f"{_signed(elo, 0)}{spread} ({units})"
 
 
 def render_duels(games: Iterable[GameRow], names: Sequence[str], fmt: str = "text") -> str:
