@@ -110,6 +110,7 @@ class LiveServer:
             web.get("/t/{id}/replay", self._replay),
             web.get("/t/{id}/report.html", self._report),
             web.get("/t/{id}/" + REPLAY_DIR + "/{file}", self._report_replay),
+            web.get("/favicon.ico", self._no_icon),
         ])
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=5.0)
 
@@ -148,6 +149,9 @@ class LiveServer:
         return tid
 
     # ------------------------------------------------------------------ pages
+
+    async def _no_icon(self, request: web.Request) -> web.Response:
+        return web.Response(status=204)  # browsers ask; a 404 would be a console error
 
     async def _index(self, request: web.Request) -> web.Response:
         return _html(index_page("/events"))
