@@ -83,7 +83,7 @@ def test_event_streams_and_json_follow_a_tournament_to_its_end(tmp_path: Path) -
         assert len(index) >= 2
         updates = events(f"{url}/t/live/events", ended)
         final = updates[-1]
-        assert final["status"] == "finished"
+        assert final["status"] == "finished" and final["id"] == "live"
         assert final == get_json(f"{url}/api/t/live")
         assert final["games_done"] == final["games_total"] == 4
         assert {r["name"] for r in final["standings"]} == {"random", "heuristic"}
@@ -253,12 +253,14 @@ def test_the_pages_follow_a_tournament_in_a_browser_without_a_reload(
         row = page.locator('#tournaments tr[data-tournament="browser"]')
         row.wait_for(timeout=timeout_ms)
         assert page.evaluate("window.notReloaded") is True
+        page.screenshot(path=str(tmp_path / "live-index.png"))
         row.locator("a").click()
         page.wait_for_selector("#status.running", timeout=timeout_ms)
         page.evaluate("window.notReloaded = true")
         page.wait_for_selector("#status.finished", timeout=timeout_ms)
         assert page.evaluate("window.notReloaded") is True
         assert page.locator("#games-done").inner_text() == "4"
+        assert page.locator("#title").inner_text() == "browser"
         assert page.locator("#standings tbody tr").count() == 2
         assert page.locator("#recent tbody tr").count() == 4
         page.locator("#report-link").wait_for(timeout=timeout_ms)

@@ -69,6 +69,7 @@ def tournament_view(service: TournamentService, tournament_id: str) -> dict[str,
     """What a tournament's page shows (see :mod:`harness.web.live`). Reads the store:
     call it from a worker thread."""
     view = service.public_progress(tournament_id)
+    view["id"] = view.pop("tournament_id")
     folder = service.folder(tournament_id)
     latest: collections.deque[GameRow] = collections.deque(maxlen=RATE_WINDOW)
     path = store_path(folder)
@@ -84,9 +85,8 @@ def tournament_view(service: TournamentService, tournament_id: str) -> dict[str,
 
 
 def _summary(view: dict[str, Any]) -> dict[str, Any]:
-    keys = ("tournament_id", "name", "status", "games_done", "games_total", "detail")
+    keys = ("id", "name", "status", "games_done", "games_total", "detail")
     out = {k: view[k] for k in keys}
-    out["id"] = out.pop("tournament_id")
     out["leader"] = view["standings"][0]["name"] if view["standings"] else None
     return out
 

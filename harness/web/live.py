@@ -141,7 +141,7 @@ LIVE_JS = """
 
   function drawTournament(t) {
     document.title = t.name;
-    $("title").textContent = t.name + " (" + t.id + ")";
+    $("title").textContent = t.name === t.id ? t.name : t.name + " (" + t.id + ")";
     status($("status"), t);
     $("detail").textContent = t.detail;
     $("games-done").textContent = t.games_done;
