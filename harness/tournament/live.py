@@ -35,6 +35,7 @@ from harness.store import GameRow, ResultsStore
 from harness.tournament.runner import store_path
 from harness.tournament.service import TournamentService
 from harness.web import replay_html
+from harness.web.data import game_summary
 from harness.web.live import index_page, tournament_page
 from harness.web.report import REPLAY_DIR
 
@@ -58,11 +59,11 @@ def _rate(rows: list[GameRow]) -> float | None:
 
 
 def _game(tournament_id: str, row: GameRow) -> dict[str, Any]:
-    winners = [name for name, place in zip(row.seats, row.ranking, strict=False) if place == 1]
-    return {"key": row.game_key, "seats": list(row.seats), "scores": list(row.scores),
-            "winners": list(dict.fromkeys(winners)), "termination": row.termination.value,
-            "hands": row.hands, "faults": len(row.faults), "finished_at": row.finished_at,
-            "replay": f"/t/{tournament_id}/replay?game={quote(row.game_key, safe='')}"}
+    g = game_summary(row)
+    return {"key": g.key, "seats": list(g.seats), "scores": list(g.scores),
+            "winners": list(g.winners), "termination": g.termination, "hands": g.hands,
+            "faults": g.faults, "finished_at": row.finished_at,
+            "replay": f"/t/{tournament_id}/replay?game={quote(g.key, safe='')}"}
 
 
 def tournament_view(service: TournamentService, tournament_id: str) -> dict[str, Any]:
