@@ -108,6 +108,21 @@ def test_event_streams_and_json_follow_a_tournament_to_its_end(tmp_path: Path) -
         assert get(f"{url}/t/live/replays/..%2Fconfig.toml")[0] == 404
 
 
+def test_a_cancelled_then_resumed_tournament_is_followed_again(tmp_path: Path) -> None:
+    with serve(tmp_path / "out", "--http-port", "0") as server, \
+            grpc.insecure_channel(server.address) as channel:
+        url = live_url(server)
+        ops = stub(channel)
+        ops.StartTournament(op.StartTournamentRequest(config_toml=config(
+            "again", games=1, random_command=delayed_random_bot(2.0))))
+        ops.CancelTournament(op.CancelTournamentRequest(tournament_id="again"))
+        assert get_json(f"{url}/api/t/again")["status"] == "cancelled"
+        ops.ResumeTournament(op.ResumeTournamentRequest(tournament_id="again"))
+        updates = events(f"{url}/t/again/events", ended)
+    assert [u["status"] for u in updates if u["status"] == "cancelled"] == []
+    assert updates[-1]["status"] == "finished" and updates[-1]["games_done"] == 2
+
+
 def test_the_live_page_is_off_by_default_and_on_loopback_when_asked(tmp_path: Path) -> None:
     with serve(tmp_path / "a") as server:
         assert not any("live page" in line for line in server.lines)

@@ -88,14 +88,15 @@ class _Entry:
     version: int = 0
     ended: bool = False  # its last update is out
     changed: asyncio.Event = field(default_factory=asyncio.Event)
-    on_change: Callable[[], None] | None = None
+    stamp: int = 0  # the service's count of changes at this tournament's last change
+    on_change: Callable[[_Entry], None] | None = None
 
     def notify(self) -> None:
         self.version += 1
         event, self.changed = self.changed, asyncio.Event()
         event.set()
         if self.on_change is not None:
-            self.on_change()
+            self.on_change(self)
 
 
 class TournamentService:
@@ -196,10 +197,10 @@ class TournamentService:
         return data
 
     def version_of(self, tournament_id: str) -> int:
-        """Changes of a tournament in this process: views built at one version stay true
-        until it moves (-1: stored by an earlier run, and not run since)."""
+        """A tournament's version: a view built at one version stays true until the
+        version moves (-1: stored by an earlier run, and not run since)."""
         entry = self._entries.get(tournament_id)
-        return -1 if entry is None else entry.version
+        return -1 if entry is None else entry.stamp
 
     async def wait_change(self, seen: int) -> int:
         """Wait until :attr:`changes` differs from ``seen``; return it."""
@@ -207,8 +208,9 @@ class TournamentService:
             await self._changed.wait()
         return self.changes
 
-    def _bump(self) -> None:
+    def _bump(self, entry: _Entry) -> None:
         self.changes += 1
+        entry.stamp = self.changes
         event, self._changed = self._changed, asyncio.Event()
         event.set()
 
@@ -219,6 +221,7 @@ class TournamentService:
                        on_change=self._bump)
         entry.runner.on_progress = lambda state: entry.notify()
         self._entries[config.id] = entry
+        self._bump(entry)
         entry.task = asyncio.ensure_future(self._run(entry))
         return entry
 
