@@ -32,6 +32,12 @@ def register(sub: Any) -> None:
                    help="token operators must present (metadata 'authorization: Bearer "
                         "TOKEN'); without one, operator calls are accepted from this "
                         "machine only. Also EUCHRE_OPERATOR_TOKEN")
+    s.add_argument("--http-port", type=port_number, default=None,
+                   help="serve the live page (read-only HTTP: tournaments, standings, "
+                        "recent games and their replays) on this port (default off; 0: any "
+                        "free port)")
+    s.add_argument("--http-host", default="127.0.0.1",
+                   help="where the live page listens (default loopback)")
     s.add_argument("--grace", type=float, default=5.0,
                    help="seconds running games get to finish on shutdown (default 5)")
     s.set_defaults(handler=cmd_serve)
@@ -39,6 +45,8 @@ def register(sub: Any) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     check_listen(args.host, args.port)
+    if args.http_port is not None:
+        check_listen(args.http_host, args.http_port)
     writable_folder(Path(args.log_dir), "--log-dir")
     writable_folder(Path(args.output), "--output")
     return asyncio.run(_serve(args))
@@ -48,6 +56,7 @@ async def _serve(args: argparse.Namespace) -> int:
     """Serve until SIGINT or SIGTERM, then shut down gracefully: health turns
     NOT_SERVING, new bots are refused, running games get the grace period to finish and
     are then interrupted, connected bots are told, and bot processes are stopped."""
+    from harness.tournament.live import LiveServer
     from harness.tournament.service import TournamentService
 
     token = args.operator_token or os.environ.get("EUCHRE_OPERATOR_TOKEN") or None
@@ -59,18 +68,25 @@ async def _serve(args: argparse.Namespace) -> int:
                   shutdown_grace=args.grace)
     arena.server.operator_token = token
     await arena.server.start()
-    arena.server.tournaments = TournamentService(arena, Path(args.output))
+    service = TournamentService(arena, Path(args.output))
+    arena.server.tournaments = service
+    live = (LiveServer(service, args.http_host, args.http_port)
+            if args.http_port is not None else None)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    print(f"tournaments go to {Path(args.output) / '<id>'}/ (results.sqlite, report.md, "
-          f"summary.json, games.jsonl, logs/)", file=sys.stderr)
-    print(f"referee listening on {arena.server.address} (Ctrl-C to stop)", file=sys.stderr,
-          flush=True)
     try:
+        if live is not None:
+            print(f"live page on {await live.start()}", file=sys.stderr)
+        print(f"tournaments go to {Path(args.output) / '<id>'}/ (results.sqlite, report.md, "
+              f"summary.json, games.jsonl, logs/)", file=sys.stderr)
+        print(f"referee listening on {arena.server.address} (Ctrl-C to stop)",
+              file=sys.stderr, flush=True)
         await stop.wait()
         print("shutting down", file=sys.stderr)
     finally:
         await arena.close()
+        if live is not None:
+            await live.stop()
     return 0

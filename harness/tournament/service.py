@@ -21,7 +21,7 @@ import logging
 import re
 import tempfile
 import tomllib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,11 +88,15 @@ class _Entry:
     version: int = 0
     ended: bool = False  # its last update is out
     changed: asyncio.Event = field(default_factory=asyncio.Event)
+    stamp: int = 0  # the service's count of changes at this tournament's last change
+    on_change: Callable[[_Entry], None] | None = None
 
     def notify(self) -> None:
         self.version += 1
         event, self.changed = self.changed, asyncio.Event()
         event.set()
+        if self.on_change is not None:
+            self.on_change(self)
 
 
 class TournamentService:
@@ -105,6 +109,8 @@ class TournamentService:
         self._watchers = 0
         self._no_watchers = asyncio.Event()
         self._no_watchers.set()
+        self.changes = 0  # bumped whenever any tournament of this process changes
+        self._changed = asyncio.Event()
         arena.server.on_shutdown(self.shutdown)
 
     # ------------------------------------------------------------------ folders
@@ -170,12 +176,52 @@ class TournamentService:
             await context.abort(grpc.StatusCode.NOT_FOUND,
                                 f"no tournament {tournament_id!r} on this referee")
 
+    # ------------------------------------------------------------------ read-only views
+
+    def tournament_ids(self) -> list[str]:
+        """Every tournament: the stored ones, oldest first, then those started since."""
+        ids = self._stored_ids()
+        return ids + [tid for tid in self._entries if tid not in ids]
+
+    def known(self, tournament_id: str) -> bool:
+        return self._known(tournament_id)
+
+    def public_progress(self, tournament_id: str) -> dict[str, Any]:
+        """Progress and standings as plain data, for pages anyone may read: ``detail`` is
+        only the format's own progress line (error texts, which can quote a bot's command
+        line or log, are for operators: GetTournament). Only reads, so it may be called
+        from a worker thread."""
+        data = op.progress_to_dict(self._progress(tournament_id))
+        entry = self._entries.get(tournament_id)
+        data["detail"] = entry.runner.state.status if entry is not None else ""
+        return data
+
+    def version_of(self, tournament_id: str) -> int:
+        """A tournament's version: a view built at one version stays true until the
+        version moves (-1: stored by an earlier run, and not run since)."""
+        entry = self._entries.get(tournament_id)
+        return -1 if entry is None else entry.stamp
+
+    async def wait_change(self, seen: int) -> int:
+        """Wait until :attr:`changes` differs from ``seen``; return it."""
+        while self.changes == seen:
+            await self._changed.wait()
+        return self.changes
+
+    def _bump(self, entry: _Entry) -> None:
+        self.changes += 1
+        entry.stamp = self.changes
+        event, self._changed = self._changed, asyncio.Event()
+        event.set()
+
     # ------------------------------------------------------------------ running
 
     def _launch(self, config: TournamentConfig) -> _Entry:
-        entry = _Entry(config, TournamentRunner(config, server=self.arena.server))
+        entry = _Entry(config, TournamentRunner(config, server=self.arena.server),
+                       on_change=self._bump)
         entry.runner.on_progress = lambda state: entry.notify()
         self._entries[config.id] = entry
+        self._bump(entry)
         entry.task = asyncio.ensure_future(self._run(entry))
         return entry
 
@@ -297,9 +343,8 @@ class TournamentService:
 
     async def ListTournaments(self, request: op.ListTournamentsRequest,
                               context: Context) -> op.ListTournamentsResponse:
-        ids = self._stored_ids()
-        ids += [tid for tid in self._entries if tid not in ids]
-        return op.ListTournamentsResponse(tournaments=[self._progress(t) for t in ids])
+        return op.ListTournamentsResponse(
+            tournaments=[self._progress(t) for t in self.tournament_ids()])
 
     async def CancelTournament(self, request: op.CancelTournamentRequest,
                                context: Context) -> op.CancelTournamentResponse:

@@ -23,7 +23,7 @@ from harness.results.summary import SprtSetup, summary_json
 from harness.sprt import Pentanomial, Sprt, Trinomial
 from harness.store import GameRow, ResultsStore
 
-__all__ = ["GameSummary", "ReportData", "Sweep", "load_report"]
+__all__ = ["GameSummary", "ReportData", "Sweep", "game_summary", "load_report"]
 
 
 
@@ -97,7 +97,8 @@ def llr_series(rows: Sequence[GameRow], test: Sprt, candidate: str, baseline: st
     return SprtSetup(test, candidate, baseline, duplicate).llr_series(rows)
 
 
-def _game_summary(row: GameRow) -> GameSummary:
+def game_summary(row: GameRow) -> GameSummary:
+    """A stored game as the game lists show it (the report's, the live page's)."""
     finished = bool(row.ranking) and all(p > 0 for p in row.ranking)
     winners = (tuple(sorted({row.seats[s] for s, p in enumerate(row.ranking) if p == 1}))
                if finished and row.termination is not Termination.INTERRUPTED else ())
@@ -141,7 +142,7 @@ def load_report(store: ResultsStore, tournament_id: str, *, anchor: str | None =
         title=str(config.get("name") or tournament_id),
         summary=summary,
         rules_text=rules_text,
-        games=[_game_summary(r) for r in rows],
+        games=[game_summary(r) for r in rows],
         convergence=convergence_series(summary["rating_history"]),
         llr=llr,
         llr_unit=unit,

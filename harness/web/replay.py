@@ -32,7 +32,7 @@ from harness.web import assets
 
 __all__ = ["VIEWER_STAMP", "pretty_card", "replay_html", "replay_view"]
 
-VIEW_FORMAT = 1
+VIEW_FORMAT = 2
 """Raise when :func:`replay_view`'s output changes, so pages written before are redone."""
 
 VIEWER_STAMP = "euchre-harness replay " + hashlib.sha256(
@@ -162,6 +162,12 @@ def _hand_view(game: Game, recorded: Hand, names: Sequence[str],
     }
 
 
+def _first_line(detail: object) -> str:
+    """A fault's detail as the page shows it: its first line. What follows is the tail of
+    the bot's log (a bot that failed to start), which can hold its command line."""
+    return str(detail or "").split("\n", 1)[0].removesuffix("; log tail:")
+
+
 def replay_view(record: Mapping[str, Any]) -> dict[str, Any]:
     """The viewer's data for a game record (a referee record with ``seats``, ``faults``,
     ``termination`` and ``detail`` where present). A record that cannot be replayed gives
@@ -174,9 +180,9 @@ def replay_view(record: Mapping[str, Any]) -> dict[str, Any]:
                      or "game"),
         "rules": describe_rules(rules) if isinstance(rules, Mapping) else "?",
         "termination": str(record.get("termination", "")),
-        "detail": str(record.get("detail") or ""),
+        "detail": _first_line(record.get("detail")),
         "faults": [f"{f.get('bot', '?')} (seat {f.get('seat', '?')}): {f.get('kind', '?')}: "
-                   f"{f.get('detail', '')}" for f in record.get("faults") or []
+                   f"{_first_line(f.get('detail'))}" for f in record.get("faults") or []
                    if isinstance(f, Mapping)],
         "hands": [], "error": None,
     }

@@ -1,0 +1,251 @@
+"""The live page of ``serve``: read-only HTTP (aiohttp) in the referee's own event loop.
+
+Routes, all ``GET``:
+
+* ``/`` and ``/t/{id}``: the index of tournaments and one tournament's page
+  (:mod:`harness.web.live` draws them);
+* ``/events`` and ``/t/{id}/events``: their server-sent event streams, one JSON message
+  as soon as a stream opens and another whenever the data changes (bursts are merged:
+  at most one message per :data:`MIN_INTERVAL_S`);
+* ``/api/tournaments`` and ``/api/t/{id}``: the same JSON once;
+* ``/t/{id}/replay?game=KEY``: a stored game's replay page, drawn on request;
+* ``/t/{id}/report.html`` and ``/t/{id}/replays/FILE``: the report and replay pages of
+  the tournament's folder, once they are written.
+
+What is shown is what the results already show (names, standings, games): never a
+configuration, a command line, a token or an error text (see
+:meth:`~harness.tournament.service.TournamentService.public_progress`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import datetime as dt
+import json
+import re
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from aiohttp import web
+
+from harness.store import GameRow, ResultsStore
+from harness.tournament.runner import store_path
+from harness.tournament.service import TournamentService
+from harness.web import replay_html
+from harness.web.data import game_summary
+from harness.web.live import index_page, tournament_page
+from harness.web.report import REPLAY_DIR
+
+__all__ = ["LiveServer", "tournament_view"]
+
+RECENT_GAMES = 10
+RATE_WINDOW = 20  # the rate is measured over this many latest games
+MIN_INTERVAL_S = 0.5
+KEEPALIVE_S = 15.0
+_PAGE_FILE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*\.html")
+_HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+
+
+def _rate(rows: list[GameRow]) -> float | None:
+    """Games per minute over ``rows`` (by their finishing times), or None."""
+    if len(rows) < 2:
+        return None
+    times = sorted(dt.datetime.fromisoformat(r.finished_at).timestamp() for r in rows)
+    span = times[-1] - times[0]
+    return 60.0 * (len(rows) - 1) / span if span > 0 else None
+
+
+def _game(tournament_id: str, row: GameRow) -> dict[str, Any]:
+    g = game_summary(row)
+    return {"key": g.key, "seats": list(g.seats), "scores": list(g.scores),
+            "winners": list(g.winners), "termination": g.termination, "hands": g.hands,
+            "faults": g.faults, "finished_at": row.finished_at,
+            "replay": f"/t/{tournament_id}/replay?game={quote(g.key, safe='')}"}
+
+
+def tournament_view(service: TournamentService, tournament_id: str) -> dict[str, Any]:
+    """What a tournament's page shows (see :mod:`harness.web.live`). Reads the store:
+    call it from a worker thread."""
+    view = service.public_progress(tournament_id)
+    view["id"] = view.pop("tournament_id")
+    folder = service.folder(tournament_id)
+    latest: collections.deque[GameRow] = collections.deque(maxlen=RATE_WINDOW)
+    path = store_path(folder)
+    if path.exists():
+        with ResultsStore(path) as store:
+            latest.extend(store.games(tournament_id))
+    rows = list(latest)
+    view["rate"] = _rate(rows)
+    view["recent"] = [_game(tournament_id, r) for r in reversed(rows[-RECENT_GAMES:])]
+    view["report"] = (f"/t/{tournament_id}/report.html"
+                      if (folder / "report.html").is_file() else None)
+    return view
+
+
+def _summary(view: dict[str, Any]) -> dict[str, Any]:
+    keys = ("id", "name", "status", "games_done", "games_total", "detail")
+    out = {k: view[k] for k in keys}
+    out["leader"] = view["standings"][0]["name"] if view["standings"] else None
+    return out
+
+
+class LiveServer:
+    """The live pages of one :class:`TournamentService`, served on ``host:port``."""
+
+    def __init__(self, service: TournamentService, host: str, port: int) -> None:
+        self.service = service
+        self.host = host
+        self.port = port
+        self._closing = asyncio.Event()
+        self._cache: dict[str, tuple[int, dict[str, Any]]] = {}
+        app = web.Application()
+        app.on_shutdown.append(self._on_shutdown)
+        app.add_routes([
+            web.get("/", self._index), web.get("/events", self._index_events),
+            web.get("/api/tournaments", self._index_json),
+            web.get("/t/{id}", self._tournament), web.get("/t/{id}/events", self._events),
+            web.get("/api/t/{id}", self._tournament_json),
+            web.get("/t/{id}/replay", self._replay),
+            web.get("/t/{id}/report.html", self._report),
+            web.get("/t/{id}/" + REPLAY_DIR + "/{file}", self._report_replay),
+            web.get("/favicon.ico", self._no_icon),
+        ])
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=5.0)
+
+    async def start(self) -> str:
+        """Listen; return the page's address (``http://HOST:PORT/``)."""
+        await self._runner.setup()
+        await web.TCPSite(self._runner, self.host, self.port).start()
+        host, port = self._runner.addresses[0][:2]
+        return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
+
+    async def stop(self) -> None:
+        await self._runner.cleanup()
+
+    async def _on_shutdown(self, app: web.Application) -> None:
+        self._closing.set()  # ends the event streams
+
+    # ------------------------------------------------------------------ data
+
+    async def view(self, tournament_id: str) -> dict[str, Any]:
+        """A tournament's view, computed again only when it has changed."""
+        version = self.service.version_of(tournament_id)
+        cached = self._cache.get(tournament_id)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        view = await asyncio.to_thread(tournament_view, self.service, tournament_id)
+        self._cache[tournament_id] = (version, view)
+        return view
+
+    async def index(self) -> list[dict[str, Any]]:
+        return [_summary(await self.view(tid)) for tid in self.service.tournament_ids()]
+
+    def _tournament_id(self, request: web.Request) -> str:
+        tid = request.match_info["id"]
+        if not self.service.known(tid):
+            raise web.HTTPNotFound(text=f"no tournament {tid!r} on this referee")
+        return tid
+
+    # ------------------------------------------------------------------ pages
+
+    async def _no_icon(self, request: web.Request) -> web.Response:
+        return web.Response(status=204)  # browsers ask; a 404 would be a console error
+
+    async def _index(self, request: web.Request) -> web.Response:
+        return _html(index_page("/events"))
+
+    async def _tournament(self, request: web.Request) -> web.Response:
+        tid = self._tournament_id(request)
+        return _html(tournament_page(tid, f"/t/{tid}/events"))
+
+    async def _index_json(self, request: web.Request) -> web.Response:
+        return web.json_response(await self.index(), headers=_HEADERS)
+
+    async def _tournament_json(self, request: web.Request) -> web.Response:
+        return web.json_response(await self.view(self._tournament_id(request)),
+                                 headers=_HEADERS)
+
+    async def _replay(self, request: web.Request) -> web.Response:
+        tid = self._tournament_id(request)
+        key = request.query.get("game", "")
+        path = store_path(self.service.folder(tid))
+
+        def page() -> str | None:
+            if not path.exists():
+                return None
+            with ResultsStore(path) as store:
+                row = store.game(tid, key)
+            return None if row is None else replay_html(dict(row.record))
+
+        text = await asyncio.to_thread(page)
+        if text is None:
+            raise web.HTTPNotFound(text=f"no game {key!r} in tournament {tid!r}")
+        return _html(text)
+
+    async def _report(self, request: web.Request) -> web.FileResponse:
+        return self._file(self.service.folder(self._tournament_id(request)) / "report.html")
+
+    async def _report_replay(self, request: web.Request) -> web.FileResponse:
+        folder = self.service.folder(self._tournament_id(request))
+        name = request.match_info["file"]
+        if not _PAGE_FILE.fullmatch(name):
+            raise web.HTTPNotFound()
+        return self._file(folder / REPLAY_DIR / name)
+
+    @staticmethod
+    def _file(path: Path) -> web.FileResponse:
+        if not path.is_file():
+            raise web.HTTPNotFound(text=f"{path.name} is not written yet: the report is "
+                                        "written when the tournament ends")
+        return web.FileResponse(path, headers=_HEADERS)
+
+    # ------------------------------------------------------------------ streams
+
+    async def _index_events(self, request: web.Request) -> web.StreamResponse:
+        return await self._stream(request, self.index)
+
+    async def _events(self, request: web.Request) -> web.StreamResponse:
+        tid = self._tournament_id(request)
+        return await self._stream(request, lambda: self.view(tid))
+
+    async def _stream(self, request: web.Request,
+                      build: Callable[[], Awaitable[object]]) -> web.StreamResponse:
+        """Send ``build()`` now and again after each change, until the client leaves or
+        the server stops."""
+        response = web.StreamResponse(headers={**_HEADERS,
+                                               "Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        sent = ""
+        try:
+            await response.write(b"retry: 2000\n\n")
+            while not self._closing.is_set():
+                seen = self.service.changes
+                data = json.dumps(await build(), separators=(",", ":"))
+                if data != sent:
+                    await response.write(f"data: {data}\n\n".encode())
+                    sent = data
+                if await self._wait_change(seen):
+                    await asyncio.sleep(MIN_INTERVAL_S)
+                else:
+                    await response.write(b": keep-alive\n\n")
+        except ConnectionResetError:
+            pass  # the client left
+        return response
+
+    async def _wait_change(self, seen: int) -> bool:
+        """Wait for a change after ``seen``, the server's stop or :data:`KEEPALIVE_S`;
+        whether something happened."""
+        waits = [asyncio.ensure_future(self.service.wait_change(seen)),
+                 asyncio.ensure_future(self._closing.wait())]
+        done, pending = await asyncio.wait(waits, timeout=KEEPALIVE_S,
+                                           return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
+        return bool(done)
+
+
+def _html(text: str) -> web.Response:
+    return web.Response(text=text, content_type="text/html", headers=_HEADERS)
