@@ -157,3 +157,25 @@ def test_a_referee_error_interrupts_the_game_without_taking_the_arena_down(
             fine = await arena.play("g2", TWO, 8, ["random", "random"])
             assert fine.termination is Termination.NORMAL
     asyncio.run(go())
+
+
+def test_a_bot_given_its_token_on_the_command_line_never_has_it_in_its_log(
+        tmp_path: Path) -> None:
+    command = BotCommand((sys.executable, "-m", "sample_bots.random_bot", "--token", "{token}"),
+                         cwd=str(ROOT))
+
+    async def go() -> tuple[str, Termination]:
+        async with Arena(log_dir=tmp_path) as arena:
+            arena.add(Entrant("a", command), 1)
+            arena.add(Entrant("b", command), 1)
+            result = await arena.play("g1", RulesConfig(form=Form.TWO_HANDED, target=1), 3,
+                                      ["a", "b"])
+            tokens = [inst.slot.token for name in ("a", "b") for inst in arena.pool.instances(name)]
+            assert all(tokens)
+            return "\n".join(tokens), result.termination
+
+    tokens, termination = asyncio.run(go())
+    assert termination is Termination.NORMAL  # the bots did get their tokens
+    logs = "".join(p.read_text() for p in tmp_path.glob("*.log"))
+    assert "--token '{token}'" in logs  # shell-quoted as the log shows it
+    assert not any(t in logs for t in tokens.splitlines())

@@ -87,7 +87,9 @@ class BotProcess:
         except OSError as e:
             raise BotStartupError(f"{self.name}: cannot write its log {self.log_path}: "
                                   f"{e.strerror or e}") from e
-        self._log.write(f"--- start: {shlex.join(argv)}\n".encode())
+        # The log shows the command with {token} unexpanded: a secret is never logged.
+        shown = [_substitute(a, {**subst, "token": "{token}"}) for a in self.command.command]
+        self._log.write(f"--- start: {shlex.join(shown)}\n".encode())
         try:
             self._proc = await asyncio.create_subprocess_exec(
                 *_wrapped(argv, self.command.cpu_seconds, self.command.memory_mb),
@@ -98,7 +100,7 @@ class BotProcess:
         except OSError as e:
             self._log.write(f"--- cannot start: {e}\n".encode())
             self._close_log()
-            raise BotStartupError(f"{self.name}: cannot start {argv[0]!r}: {e}") from e
+            raise BotStartupError(f"{self.name}: cannot start {shown[0]!r}: {e}") from e
         assert self._proc.stdout is not None
         self._pump = asyncio.ensure_future(_copy(self._proc.stdout, self._log))
 
