@@ -42,6 +42,12 @@ def test_ctl_drives_a_referee_and_never_shows_the_token(tmp_path: Path) -> None:
         status = json.loads(run("--json", "status", "quick"))
         assert status["status"] == "finished" and status["games_done"] == 2
         assert {r["name"] for r in status["standings"]} == {"heuristic", "random"}
+        ended = ctl(server.address, "cancel", "quick", env=env)
+        assert ended.returncode == 0 and "quick: finished" in ended.stdout
+        assert "quick was not running (it is finished): nothing to cancel" in ended.stderr
+        again = ctl(server.address, "resume", "quick", env=env)
+        assert again.returncode == 2
+        assert "failed_precondition" in again.stderr and "is finished" in again.stderr
 
         assert "started long" in run("start", str(long), "--set", "games=30")
         assert "long: cancelled" in run("cancel", "long", "--reason", "lunch")

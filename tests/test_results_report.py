@@ -278,3 +278,28 @@ def test_head_to_head_elo_of_a_clean_sweep_says_so_instead_of_infinity() -> None
     assert _duel_cell(Pentanomial.from_pair_scores([2.0, 2.0, 2.0])) == "all pairs won (3 pairs)"
     assert _duel_cell(Trinomial.from_scores([0.0])) == "all games lost (1 game)"
     assert "inf" not in _duel_cell(Pentanomial.from_pair_scores([2.0, 1.5]))
+
+
+def test_live_standings_follow_the_anchor_and_mark_sweeps_as_the_reports_do(
+        tmp_path: Path) -> None:
+    from test_web_data import _row
+
+    from harness.cli.ctl import _elo
+    from harness.protocol import operator as op
+    from harness.results.summary import standings
+
+    with ResultsStore(tmp_path / "results.sqlite") as store:
+        store.ensure_tournament("t", "t", {"format": "round-robin"})
+        for i in range(3):  # a beats b every time; b and c draw at places 1/2 alternately
+            store.record_game(_row(f"ab/{i}", ("a", "b", "a", "b"), (1, 2, 1, 2), f"ab{i}", 0))
+            store.record_game(_row(f"bc/{i}", ("b", "c", "b", "c"),
+                                   (1, 2, 1, 2) if i % 2 else (2, 1, 2, 1), f"bc{i}", 0))
+        rows = {r["name"]: r for r in standings(store, "t", anchor="b", anchor_rating=100.0)}
+    assert rows["b"]["elo"] == pytest.approx(100.0)
+    assert rows["a"]["sweep"] == "all_won" and rows["a"]["bound"] is not None
+    assert rows["b"]["sweep"] is None and rows["c"]["sweep"] is None
+    wire = op.progress_to_dict(op.progress("t", "t", "running", 6, 6, rows.values()))
+    by_name = {r["name"]: r for r in wire["standings"]}
+    assert _elo(by_name["a"]).startswith("all games won: above ")
+    assert _elo(by_name["b"]) == "+100"
+    assert _elo({"sweep": None, "elo": -0.3}) == "+0"  # never "-0"

@@ -29,6 +29,7 @@ from typing import Any
 import grpc
 
 from harness.protocol import operator as op
+from harness.results.rating import Sweep
 
 ADDRESS_ENV = "EUCHRE_REFEREE_ADDRESS"
 TOKEN_ENV = "EUCHRE_OPERATOR_TOKEN"
@@ -202,6 +203,10 @@ async def _cancel(stub: Any, args: argparse.Namespace, md: Sequence[tuple[str, s
     answer = await stub.CancelTournament(
         op.CancelTournamentRequest(tournament_id=args.id, reason=args.reason), metadata=md,
         timeout=args.timeout)
+    status = op.status_name(answer.tournament.status)
+    if status != "cancelled" and not args.json:
+        print(f"{args.id} was not running (it is {status}): nothing to cancel",
+              file=sys.stderr)
     return _show(answer.tournament, args.json, full=False)
 
 
@@ -230,15 +235,23 @@ def _show(p: op.TournamentProgress, as_json: bool, *, full: bool) -> int:
     if t["detail"]:
         line += f" ({t['detail']})"
     if not full:
-        leaders = ", ".join(f"{r['name']} {r['elo']:+.0f}" for r in t["standings"][:4])
+        leaders = ", ".join(f"{r['name']} {_elo(r)}" for r in t["standings"][:4])
         print(line + (f"; {leaders}" if leaders else ""), flush=True)
         return 0
     print(line)
     if t["standings"]:
         _table(["rank", "name", "elo", "+/-", "games", "score"],
-               [[str(i), r["name"], f"{r['elo']:+.0f}", f"{r['ci95']:.0f}", str(r["games"]),
-                 f"{100 * r['score']:.1f}%"] for i, r in enumerate(t["standings"], 1)])
+               [[str(i), r["name"], _elo(r), "-" if r["sweep"] else f"{r['ci95']:.0f}",
+                 str(r["games"]), f"{100 * r['score']:.1f}%"]
+                for i, r in enumerate(t["standings"], 1)])
     return 0
+
+
+def _elo(row: dict[str, Any]) -> str:
+    """The rating as the reports print it: a bound for a bot that won or lost everything."""
+    if row["sweep"]:
+        return Sweep(row["sweep"]).describe(row["bound"])
+    return f"{round(row['elo']) + 0:+d}"  # + 0: no "-0"
 
 
 def _table(header: list[str], rows: list[list[str]]) -> None:

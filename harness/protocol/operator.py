@@ -81,10 +81,12 @@ def bot_state_name(value: int) -> str:
 def progress(tournament_id: str, name: str, status: str, games_done: int,
              games_total: int, standings: Iterable[Mapping[str, Any]] = (),
              detail: str = "") -> TournamentProgress:
-    """A TournamentProgress; ``standings`` rows have name, elo, ci95, games and score."""
+    """A TournamentProgress; ``standings`` rows have name, elo, ci95, games and score, and
+    may have ``sweep`` and ``bound`` (see ``StandingsRow``)."""
     rows = [_rpb.StandingsRow(name=str(r["name"]), elo=float(r["elo"]),
                               ci95=float(r["ci95"]), games=int(r["games"]),
-                              score=float(r["score"])) for r in standings]
+                              score=float(r["score"]), sweep=str(r.get("sweep") or ""),
+                              bound=float(r.get("bound") or 0.0)) for r in standings]
     return TournamentProgress(tournament_id=tournament_id, name=name,
                               status=_STATUS_PB[status], games_done=games_done,
                               games_total=games_total, standings=rows, detail=detail)
@@ -96,7 +98,8 @@ def progress_to_dict(p: TournamentProgress) -> dict[str, Any]:
         "tournament_id": p.tournament_id, "name": p.name, "status": status_name(p.status),
         "games_done": p.games_done, "games_total": p.games_total, "detail": p.detail,
         "standings": [{"name": r.name, "elo": r.elo, "ci95": r.ci95, "games": r.games,
-                       "score": r.score} for r in p.standings],
+                       "score": r.score, "sweep": r.sweep or None,
+                       "bound": r.bound if r.sweep else None} for r in p.standings],
     }
 
 

@@ -27,7 +27,7 @@ from harness.results.head_to_head import (
     head_to_head_score,
     pair_counts,
 )
-from harness.results.rating import fit_ratings, player_json, rating_history
+from harness.results.rating import fit_ratings, player_json, rating_history, sweep_of
 from harness.results.report import render_report, rule_sets, sprt_status, standings_rows
 from harness.results.rows import rated_games
 from harness.results.stats import BotStats, compute_stats, fault_counts
@@ -222,15 +222,25 @@ def report_tournament(store: ResultsStore, tournament_id: str, out_dir: Path, *,
                          sprt=test, sprt_counts=counts)
 
 
-def standings(store: ResultsStore, tournament_id: str) -> list[dict[str, Any]]:
-    """The live standings of a tournament: ``name``, ``elo``, ``ci95``, ``games`` and
-    ``score`` per rated bot, best first."""
+def standings(store: ResultsStore, tournament_id: str, *, anchor: str | None = None,
+              anchor_rating: float = 0.0) -> list[dict[str, Any]]:
+    """The live standings of a tournament, best first, as the report's: ``name``, ``elo``,
+    ``ci95``, ``games`` and ``score`` per rated bot, and ``sweep`` (``"all_won"``,
+    ``"all_lost"`` or None) with ``bound``: for a bot that won or lost every game the
+    ``elo`` is no measurement, and ``bound`` is the end of its interval that its results
+    support (see :func:`~harness.results.rating.sweep_of`)."""
     rows = list(store.games(tournament_id))
-    ratings = fit_ratings(rows)
+    ratings = fit_ratings(rows, anchor=anchor, anchor_rating=anchor_rating)
     if ratings is None:
         return []
-    return [{"name": n, "elo": ratings.elo[n], "ci95": ratings.ci95[n],
-             "games": ratings.games[n], "score": ratings.score[n]} for n in ratings.players]
+    out = []
+    for n in ratings.players:
+        sweep = sweep_of(ratings, n)
+        out.append({"name": n, "elo": ratings.elo[n], "ci95": ratings.ci95[n],
+                    "games": ratings.games[n], "score": ratings.score[n],
+                    "sweep": None if sweep is None else sweep[0].value,
+                    "bound": None if sweep is None else sweep[1]})
+    return out
 
 
 def store_report(store: ResultsStore, tournament_id: str | None, *, anchor: str | None = None,

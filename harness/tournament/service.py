@@ -158,7 +158,9 @@ class TournamentService:
                 for tid, _, stored, count in store.tournament_summaries():
                     if tid == tournament_id:
                         status, done = stored, count
-                        rows = standings(store, tid)
+                        rows = standings(store, tid,
+                                         anchor=config.anchor if config else None,
+                                         anchor_rating=config.anchor_rating if config else 0.0)
         total = 0
         if config is not None:
             total = config.make_format().total() or 0
@@ -328,6 +330,9 @@ class TournamentService:
         if entry is not None and entry.status in _ACTIVE:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                                 f"tournament {tid!r} is already running")
+        if op.status_name(self._progress(tid).status) == "finished":
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                                f"tournament {tid!r} is finished: every game is played")
         try:
             config = self._load(tid)
         except (HarnessError, OSError, ValueError) as e:

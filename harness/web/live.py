@@ -163,8 +163,12 @@ LIVE_JS = """
     fill(document.querySelector("#standings tbody"), t.standings.map((r, i) => {
       const tr = document.createElement("tr");
       tr.dataset.bot = r.name;
-      tr.append(cell(i + 1, "rank"), cell(r.name, "name", "name"), cell(signed(r.elo), "elo"),
-                cell("\\u00b1" + Math.round(r.ci95), "ci95"), cell(r.games, "games"),
+      // A bot that won or lost every game has no measured rating: show its bound.
+      const elo = r.sweep ? "all games " + (r.sweep === "all_won" ? "won: above " : "lost: below ")
+        + signed(r.bound) : signed(r.elo);
+      tr.append(cell(i + 1, "rank"), cell(r.name, "name", "name"), cell(elo, "elo"),
+                cell(r.sweep ? "-" : "\\u00b1" + Math.round(r.ci95), "ci95"),
+                cell(r.games, "games"),
                 cell((100 * r.score).toFixed(1) + "%", "score"));
       return tr;
     }));

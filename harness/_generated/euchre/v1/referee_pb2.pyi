@@ -1417,6 +1417,8 @@ class StandingsRow(_message.Message):
     CI95_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
     SCORE_FIELD_NUMBER: _builtins.int
+    SWEEP_FIELD_NUMBER: _builtins.int
+    BOUND_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The entrant's name."""
     elo: _builtins.float
@@ -1427,6 +1429,13 @@ class StandingsRow(_message.Message):
     """Games it played."""
     score: _builtins.float
     """The fraction of the available points it scored, 0..1 (win 1, draw 0.5, loss 0)."""
+    sweep: _builtins.str
+    """"all_won" or "all_lost" when the entrant won or lost every game it was rated on:
+    then `elo` is no measurement, only the end of its interval in `bound` is supported
+    (the reports print "all games won: above BOUND"). Empty otherwise.
+    """
+    bound: _builtins.float
+    """With `sweep`: the lower (all_won) or upper (all_lost) end of the 95% interval."""
     def __init__(
         self,
         *,
@@ -1435,10 +1444,12 @@ class StandingsRow(_message.Message):
         ci95: _builtins.float = ...,
         games: _builtins.int = ...,
         score: _builtins.float = ...,
+        sweep: _builtins.str = ...,
+        bound: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ci95", b"ci95", "elo", b"elo", "games", b"games", "name", b"name", "score", b"score"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bound", b"bound", "ci95", b"ci95", "elo", b"elo", "games", b"games", "name", b"name", "score", b"score", "sweep", b"sweep"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -208,7 +208,8 @@ class OperatorServiceServicer:
     def ResumeTournament(self, request, context):
         """Continue a stored tournament that is not running (cancelled, interrupted or failed,
         on this run of the referee or an earlier one on the same output folder): its stored
-        games are kept and only the missing ones are played. Returns at once.
+        games are kept and only the missing ones are played. Returns at once. A running or
+        finished tournament is refused with FAILED_PRECONDITION.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

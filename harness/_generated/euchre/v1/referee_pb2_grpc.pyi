@@ -139,7 +139,8 @@ class OperatorServiceStub:
     ResumeTournament: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ResumeTournamentRequest, _referee_pb2.ResumeTournamentResponse]
     """Continue a stored tournament that is not running (cancelled, interrupted or failed,
     on this run of the referee or an earlier one on the same output folder): its stored
-    games are kept and only the missing ones are played. Returns at once.
+    games are kept and only the missing ones are played. Returns at once. A running or
+    finished tournament is refused with FAILED_PRECONDITION.
     """
 
 @_typing.type_check_only
@@ -175,7 +176,8 @@ class OperatorServiceAsyncStub(OperatorServiceStub):
     ResumeTournament: _aio.UnaryUnaryMultiCallable[_referee_pb2.ResumeTournamentRequest, _referee_pb2.ResumeTournamentResponse]  # type: ignore[assignment]
     """Continue a stored tournament that is not running (cancelled, interrupted or failed,
     on this run of the referee or an earlier one on the same output folder): its stored
-    games are kept and only the missing ones are played. Returns at once.
+    games are kept and only the missing ones are played. Returns at once. A running or
+    finished tournament is refused with FAILED_PRECONDITION.
     """
 
 class OperatorServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -250,7 +252,8 @@ class OperatorServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_referee_pb2.ResumeTournamentResponse, _abc.Awaitable[_referee_pb2.ResumeTournamentResponse]]:
         """Continue a stored tournament that is not running (cancelled, interrupted or failed,
         on this run of the referee or an earlier one on the same output folder): its stored
-        games are kept and only the missing ones are played. Returns at once.
+        games are kept and only the missing ones are played. Returns at once. A running or
+        finished tournament is refused with FAILED_PRECONDITION.
         """
 
 def add_OperatorServiceServicer_to_server(servicer: OperatorServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
