@@ -272,12 +272,20 @@ def render_sprt(status: SprtStatus, counts: Counts, fmt: str = "text", *,
         ("played", size),
         ("outcomes", tally),
         ("score", _pct(counts.score())),
-        ("Elo", f"{_signed(counts.elo())} ± {counts.elo_ci95():.1f}"),
+        ("Elo", _sprt_elo(counts)),
         ("LOS", _pct(counts.los())),
         ("LLR", f"{status.llr:.3f} (bounds {status.lower:.3f}, {status.upper:.3f})"),
         ("decision", _DECISIONS[status.decision]),
     ]
-    return _table(("", ""), rows, fmt, left=(0, 1))
+    return _table(("measure", "value"), rows, fmt, left=(0, 1))
+
+
+def _sprt_elo(counts: Counts) -> str:
+    elo = counts.elo()
+    if not math.isfinite(elo):  # every pair (or game) went one way: no finite estimate
+        unit = "pair" if isinstance(counts, Pentanomial) else "game"
+        return f"none yet: all {unit}s {'won' if elo > 0 else 'lost'}"
+    return f"{_signed(elo)} ± {counts.elo_ci95():.1f}"
 
 
 # --------------------------------------------------------------------------- report
