@@ -7,7 +7,9 @@ includes its seeded deal (the shuffle). When the ``open_spiel`` package is impor
 same loop is timed on OpenSpiel's C++ four-handed Euchre (one hand per game, chance
 outcomes drawn with the same ``random.choice``) in the same run, and the ratio printed;
 the "with observation" column also builds the acting seat's observation at every
-decision, as the referee does.
+decision, as the referee does. ``rollouts/s`` are play-phase rollouts as the search bot
+runs them (``harness.search.rollout``, the heuristic's card play for every player; see
+``bench/rollout.py``), to compare with ``hands/s``, the engine's random play.
 """
 
 from __future__ import annotations
@@ -115,16 +117,21 @@ def main() -> None:
     args = ap.parse_args()
     osp = openspiel_loop()
     base = rate(osp, args.seconds, args.runs) if osp else None
-    print(f"{'form':<12} {'deck':>4} {'hands/s':>10} {'w/ obs':>10} {'games/s':>9}"
-          + ("  vs OpenSpiel" if base else ""))
+    # Play-phase rollouts as the search bot runs them (bench/rollout.py has the details).
+    from rollout import lean_rollouts
+
+    print(f"{'form':<12} {'deck':>4} {'hands/s':>10} {'w/ obs':>10} {'games/s':>9} "
+          f"{'rollouts/s':>11}" + ("  vs OpenSpiel" if base else ""))
     for form in Form:
         for deck in DeckKind:
             cfg = RulesConfig(form=form, deck=deck)
             h = rate(hands_loop(cfg, False), args.seconds, args.runs)
             ho = rate(hands_loop(cfg, True), args.seconds, args.runs)
             g = rate(games_loop(cfg), args.seconds, args.runs)
+            r = rate(lean_rollouts(cfg, heuristic=True), args.seconds, args.runs)
             extra = f"  {h / base:5.2f}x" if base else ""
-            print(f"{form.value:<12} {deck.value:>4} {h:>10,.0f} {ho:>10,.0f} {g:>9,.0f}{extra}")
+            print(f"{form.value:<12} {deck.value:>4} {h:>10,.0f} {ho:>10,.0f} {g:>9,.0f} "
+                  f"{r:>11,.0f}{extra}")
     if base and osp:
         ours, theirs, ratio = paired_ratio(hands_loop(RulesConfig(), False), osp,
                                            args.seconds, max(5, args.runs))
