@@ -20,7 +20,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("harness.rules",),
     ("harness.protocol",),
     ("harness.referee", "harness.sdk", "harness.human", "harness.search"),
-    ("harness.ratings", "harness.sprt", "harness.store", "harness.results", "harness.web"),
+    ("harness.ratings", "harness.sprt", "harness.store", "harness.results", "harness.web",
+     "harness.cluster"),
     ("harness.tournament",),
     ("harness.cli", "harness.__main__"),
 )

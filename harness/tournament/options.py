@@ -146,6 +146,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("anchor_rating", "float", "the anchor's rating", 0.0),
     Option("max_startup_failures", "int", "stop the run when one bot fails to start this many "
            "times in a row (0: never stop)", 3, minimum=0),
+    Option("cluster.scheduler", "str", "play the games on the workers of this Dask scheduler "
+           "(tcp://HOST:8786; see docs/cluster.md)", None, shown_default="none",
+           flag_in=("run", "sprt")),
+    Option("cluster.workers", "int", "play the games on a Dask cluster of this many worker "
+           "processes started on this machine (0: no cluster)", 0, minimum=0,
+           flag_in=("run", "sprt")),
     Option("rules", "section", "the rules (see Rules options)", RulesConfig(),
            shown_default="four-handed defaults", stored=FORMATS),
     Option("bot", "section", "the bots, one [[bot]] table each (keys: bot.*)", REQUIRED,
