@@ -65,6 +65,7 @@ class ClusterPlayer:
         self.cluster: Any = None
         self._pending: set[Any] = set()
         self._cancelled = False
+        self._cancelling: asyncio.Future[Any] | None = None
         self._run_id = secrets.token_hex(4)
 
     @property
@@ -135,11 +136,14 @@ class ClusterPlayer:
     def cancel(self) -> None:
         """Drop every game not finished yet (an SPRT that decided, a run that stops)."""
         self._cancelled = True
-        for future in list(self._pending):
-            future.cancel()
+        if self._pending and self.client is not None and self._cancelling is None:
+            self._cancelling = asyncio.ensure_future(self.client.cancel(list(self._pending)))
 
     async def close(self) -> None:
         self.cancel()
+        if self._cancelling is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._cancelling, 10)
         if self.client is not None and self.client.status == "running":
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.client.run(close_arena, self.spec.key), 30)
