@@ -20,6 +20,8 @@ import psutil
 import pytest
 from distributed import Client, LocalCluster
 
+from harness.cli import build_parser
+from harness.cli._tournament import overrides
 from harness.errors import ConfigError
 from harness.sprt import SprtDecision
 from harness.store import ResultsStore
@@ -77,11 +79,13 @@ def cluster() -> Iterator[tuple[LocalCluster, Client]]:
 
 
 def test_two_workers_store_the_same_deals_and_results_as_a_local_run(tmp_path: Path) -> None:
-    local = load_config(config_file(tmp_path / "a"))
-    on_cluster = load_config(config_file(tmp_path / "b"), {"cluster.workers": "2"})
+    # locally one set of bot processes plays every game in turn; on the cluster each
+    # worker's bots play some of them
+    local = load_config(config_file(tmp_path / "a", games=3), {"concurrency": "1"})
+    on_cluster = load_config(config_file(tmp_path / "b", games=3), {"cluster.workers": "2"})
     assert run(local).finished
     state = run(on_cluster)
-    assert state.finished and state.done == state.total == 4
+    assert state.finished and state.done == state.total == 6
     assert stored(on_cluster.output) == stored(local.output)
     # the games were played by the workers' arenas: their bot logs are per worker
     assert len(list((on_cluster.output / "logs" / "cluster").iterdir())) == 2
@@ -142,6 +146,19 @@ def test_a_tournament_with_a_remote_bot_refuses_a_cluster(tmp_path: Path) -> Non
     path.write_text(text)
     with pytest.raises(ConfigError, match=r"bot\[1\]\.tokens: r2 is a remote bot"):
         load_config(path, {"cluster.workers": "2"})
+
+
+def test_scheduler_and_workers_are_run_settings_not_part_of_the_tournament(
+        tmp_path: Path) -> None:
+    path = config_file(tmp_path, extra='[cluster]\nscheduler = "tcp://example:8786"\n')
+    cfg = load_config(path)
+    assert cfg.scheduler == "tcp://example:8786" and cfg.on_cluster
+    assert cfg.to_dict() == load_config(config_file(tmp_path / "plain")).to_dict()
+    with pytest.raises(ConfigError, match=r"cluster\.workers: give either a scheduler"):
+        load_config(path, {"cluster.workers": "2"})
+    args = build_parser().parse_args(["sprt", str(path), "--scheduler", "tcp://h:1",
+                                      "--workers", "3"])
+    assert overrides(args) == {"cluster.scheduler": "tcp://h:1", "cluster.workers": "3"}
 
 
 def test_a_bot_that_cannot_start_on_a_worker_stops_the_run_naming_the_worker(
