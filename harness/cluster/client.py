@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 from types import TracebackType
 from typing import Any
@@ -49,6 +50,16 @@ def _distributed() -> Any:
     return distributed
 
 
+def _quiet_dask() -> dict[str, int]:
+    """Only Dask's critical messages from now on; returns the levels to restore."""
+    names = ["distributed", *(n for n in logging.root.manager.loggerDict
+                              if n.startswith("distributed."))]
+    levels = {n: logging.getLogger(n).level for n in names}
+    for name in names:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    return levels
+
+
 class ClusterPlayer:
     """Plays games on a Dask cluster. Use as ``async with``; ``scheduler`` is the address
     of a running scheduler, or ``workers`` the number of local worker processes to start
@@ -67,6 +78,7 @@ class ClusterPlayer:
         self._cancelled = False
         self._cancelling: asyncio.Future[Any] | None = None
         self._run_id = secrets.token_hex(4)
+        self._log_levels: dict[str, int] = {}
 
     @property
     def where(self) -> str:
@@ -74,6 +86,9 @@ class ClusterPlayer:
 
     async def __aenter__(self) -> ClusterPlayer:
         distributed = _distributed()
+        # Dask logs a traceback for each failed reconnection to a lost scheduler; the
+        # run reports the loss itself, in one line.
+        self._log_levels = _quiet_dask()
         try:
             if self.scheduler:
                 self.client = await distributed.Client(self.scheduler, asynchronous=True,
@@ -130,8 +145,8 @@ class ClusterPlayer:
         return result_from_data(data), str(data["worker"]), log
 
     def _lost(self, e: BaseException) -> ClusterError:
-        return ClusterError(f"lost the Dask scheduler at {self.where} "
-                            f"({type(e).__name__}: {e or 'connection closed'})")
+        why = getattr(e, "reason", "") or f"{type(e).__name__}: {e}".splitlines()[0]
+        return ClusterError(f"lost the Dask scheduler at {self.where} ({why})")
 
     def cancel(self) -> None:
         """Drop every game not finished yet (an SPRT that decided, a run that stops)."""
@@ -157,4 +172,7 @@ class ClusterPlayer:
             if self.cluster is not None:
                 await self.cluster.close()
         self.client = self.cluster = None
+        for name, level in self._log_levels.items():
+            logging.getLogger(name).setLevel(level)
+        self._log_levels = {}
 
