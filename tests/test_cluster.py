@@ -23,7 +23,8 @@ from distributed import Client, LocalCluster
 
 from harness.cli import build_parser
 from harness.cli._tournament import overrides
-from harness.errors import ConfigError
+from harness.cluster import client as cluster_client
+from harness.errors import ClusterError, ConfigError
 from harness.sprt import SprtDecision
 from harness.store import ResultsStore
 from harness.tournament.config import TournamentConfig, load_config
@@ -178,6 +179,16 @@ def test_a_bot_that_cannot_start_on_a_worker_stops_the_run_naming_the_worker(
     assert stored(cfg.output) == []
 
 
+def test_an_unreachable_scheduler_is_a_cluster_error_naming_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cluster_client, "CONNECT_TIMEOUT", 1.0)
+    address = f"tcp://127.0.0.1:{free_port()}"  # nothing listens there
+    cfg = load_config(config_file(tmp_path), {"cluster.scheduler": address})
+    with pytest.raises(ClusterError, match=f"cannot use the Dask cluster at {address}"):
+        run(cfg)
+    assert stored(cfg.output) == []
+
+
 # ----------------------------------------------------------------- a scheduler that dies
 
 
@@ -233,6 +244,7 @@ def test_a_lost_scheduler_stops_the_run_cleanly_and_it_resumes_later(tmp_path: P
     assert run_.returncode != 0
     assert "lost the Dask scheduler at " + address in err
     assert "run the same command again to resume" in err
+    assert "Traceback" not in err, err  # one line, not Dask's reconnection tracebacks
     first = stored(tmp_path / "out")
     assert 2 <= len(first) < 20
     with ResultsStore(store_path(tmp_path / "out")) as store:
