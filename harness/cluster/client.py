@@ -118,7 +118,8 @@ class ClusterPlayer:
 
     async def play(self, order: GameOrder) -> Placed | None:
         """Play one game on some worker; ``None`` if :meth:`cancel` dropped it. Raises
-        :class:`ClusterError` if the scheduler is lost or the game keeps killing workers."""
+        :class:`ClusterError` if the scheduler is lost, the game keeps killing workers or
+        the task failed on the worker (a bot's faults never fail it: they are results)."""
         distributed = _distributed()
         if self._cancelled:
             return None
@@ -135,10 +136,17 @@ class ClusterPlayer:
             raise ClusterError(f"game {order.key!r} was running on a worker that died, "
                                f"again and again ({e}); stopped: is one of its bots "
                                f"exhausting the machine?") from None
-        except (OSError, asyncio.CancelledError) as e:
+        except asyncio.CancelledError:
             if self._cancelled:
                 return None
-            raise self._lost(e) from None
+            raise  # this coroutine was cancelled (the run is being torn down)
+        except Exception as e:
+            if future.status == "error":  # the task itself raised, on the worker
+                raise ClusterError(f"game {order.key!r} failed on a worker: "
+                                   f"{type(e).__name__}: {e}") from e
+            if isinstance(e, OSError) and not self._cancelled:
+                raise self._lost(e) from None  # the connection to the scheduler broke
+            raise
         finally:
             self._pending.discard(future)
         log = (str(data["log"][0]), str(data["log"][1])) if "log" in data else None
