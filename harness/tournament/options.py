@@ -125,7 +125,8 @@ OPTIONS: tuple[Option, ...] = (
            flag_in=("run", "sprt")),
     Option("seed", "int", "derives every deal; the same seed gives the same deals", 1,
            stored=FORMATS, flag_in=("run", "sprt")),
-    Option("concurrency", "int", "games played at once", minimum=1,
+    Option("concurrency", "int", "games played at once (not on a cluster: there each worker "
+                                "plays as many as it has threads)", minimum=1,
            factory=lambda: os.cpu_count() or 1, shown_default="number of CPU cores",
            flag_in=("run", "sprt")),
     Option("format", "str", "round-robin, gauntlet (see [gauntlet]) or sprt (see [sprt])",

@@ -1,5 +1,7 @@
-"""Run a tournament: schedule games, play them concurrently in an arena, store each the
-moment it ends, and resume a stopped run where it left off.
+"""Run a tournament: schedule games, play them concurrently in an arena (or on the
+workers of a Dask cluster, :mod:`harness.tournament.players`), store each the moment it
+ends, and resume a stopped run where it left off. This process is the store's only
+writer either way.
 
 One process at a time may run tournaments on a store (:mod:`harness.store_lock`). A bot
 that fails to start ``max_startup_failures`` times in a row (a typo in its command, a
