@@ -140,6 +140,25 @@ def test_an_sprt_on_the_cluster_stops_scheduling_once_it_decides(
     assert len(stored(cfg.output)) == state.done < 100
 
 
+def test_two_tournaments_share_a_cluster_without_stopping_each_others_bots(
+        tmp_path: Path, cluster: tuple[LocalCluster, Client]) -> None:
+    lc, _ = cluster
+    configs = [load_config(config_file(tmp_path / name, games=8),
+                           {"cluster.scheduler": lc.scheduler_address, "id": name})
+               for name in ("first", "second")]
+
+    async def both() -> list[RunState]:
+        started = asyncio.Event()
+        first = asyncio.ensure_future(TournamentRunner(
+            configs[0], on_progress=lambda state: started.set()).run())
+        await asyncio.wait_for(started.wait(), 60)  # its bots are up on the workers
+        return await asyncio.gather(first, TournamentRunner(configs[1]).run())
+
+    for cfg, state in zip(configs, asyncio.run(both()), strict=True):
+        assert state.finished and state.interrupted == 0 and not state.faults
+        assert len(stored(cfg.output, cfg.id)) == 16
+
+
 def test_a_tournament_with_a_remote_bot_refuses_a_cluster(tmp_path: Path) -> None:
     path = config_file(tmp_path, bot_extra="")
     text = path.read_text().replace(

@@ -10,9 +10,12 @@ from harness.cluster.worker import close_arena
 
 
 class ArenaPlugin(WorkerPlugin):
-    """Registered by the client on every worker."""
+    """Registered by each client on every worker. Idempotent: a second tournament on the
+    same cluster keeps the registered plugin (replacing it would tear it down, closing
+    the first tournament's arenas)."""
 
     name = "euchre-arena"
+    idempotent = True
 
     def teardown(self, worker: Any) -> None:
         close_arena()
