@@ -147,7 +147,7 @@ def test_two_tournaments_share_a_cluster_without_stopping_each_others_bots(
                            {"cluster.scheduler": lc.scheduler_address, "id": name})
                for name in ("first", "second")]
 
-    async def both() -> list[RunState]:
+    async def both() -> tuple[RunState, RunState]:
         started = asyncio.Event()
         first = asyncio.ensure_future(TournamentRunner(
             configs[0], on_progress=lambda state: started.set()).run())
