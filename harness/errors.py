@@ -11,7 +11,8 @@
     │   ├── BotStartupError               never connected / handshake timed out
     │   ├── BotTimeoutError               no answer within the clock
     │   └── BotTerminatedError            crashed, exited or disconnected
-    └── StoreError                        the results store cannot be used
+    ├── StoreError                        the results store cannot be used
+    └── ClusterError                      the Dask cluster cannot be used, or was lost
 
 Faults of bots never escape a match as exceptions: the referee turns them into recorded
 results (see :mod:`harness.referee.outcome`).
@@ -88,3 +89,7 @@ class BotTerminatedError(BotError):
 
 class StoreError(HarnessError):
     """The results store is unusable (wrong schema version, corrupt, locked)."""
+
+
+class ClusterError(HarnessError):
+    """The Dask cluster cannot be reached, or was lost during a run."""

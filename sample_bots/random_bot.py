@@ -1,4 +1,9 @@
-"""``random``: plays a uniformly random legal action at every decision."""
+"""``random``: plays a uniformly random legal action at every decision.
+
+With ``EUCHRE_BOT_SEED`` its choices restart from that seed (and its seat) at every game,
+so a game's moves depend on the deal and seat only, not on which games the process
+played before: a tournament gives the same results however its games are spread over
+bot processes or cluster workers."""
 
 from __future__ import annotations
 
@@ -18,7 +23,12 @@ class RandomBot(Bot):
     version = "1.0"
 
     def __init__(self, seed: int | None = None) -> None:
+        self.seed = seed
         self.rng = random.Random(seed)
+
+    def on_game_start(self, rules: RulesConfig, seat: int, names: Sequence[str]) -> None:
+        if self.seed is not None:
+            self.rng = random.Random(f"{self.seed}:{seat}")
 
     def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
         return self.rng.choice(legal)

@@ -19,7 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("harness", "harness.errors", "harness.progress"),
     ("harness.rules",),
     ("harness.protocol",),
-    ("harness.referee", "harness.sdk", "harness.human", "harness.search"),
+    ("harness.referee", "harness.cluster", "harness.sdk", "harness.human", "harness.search"),
     ("harness.ratings", "harness.sprt", "harness.store", "harness.results", "harness.web"),
     ("harness.tournament",),
     ("harness.cli", "harness.__main__"),

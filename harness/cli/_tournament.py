@@ -152,7 +152,7 @@ def run_tournament(config: TournamentConfig, *, quiet: bool = False,
 
     print(f"tournament {config.id!r}: {config.format}, {config.rules.form.value}, "
           f"deck {config.rules.deck.value}, bots {', '.join(b.name for b in config.bots)}; "
-          f"results in {config.output}/", file=sys.stderr)
+          f"results in {config.output}/{_cluster_note(config)}", file=sys.stderr)
     try:
         state = asyncio.run(main())
     finally:  # the line ends before any error is printed
@@ -160,6 +160,14 @@ def run_tournament(config: TournamentConfig, *, quiet: bool = False,
     if not state.finished:
         print("stopped before the end: run the same command again to resume", file=sys.stderr)
     return state
+
+
+def _cluster_note(config: TournamentConfig) -> str:
+    if config.scheduler:
+        return f"; games on the Dask cluster at {config.scheduler}"
+    if config.workers:
+        return f"; games on a local Dask cluster of {config.workers} workers"
+    return ""
 
 
 def play(config: TournamentConfig, args: argparse.Namespace) -> int:

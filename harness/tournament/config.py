@@ -165,6 +165,8 @@ class TournamentConfig:
     anchor: str | None = default("anchor")
     anchor_rating: float = default("anchor_rating")
     max_startup_failures: int = default("max_startup_failures")
+    scheduler: str | None = default("cluster.scheduler")
+    workers: int = default("cluster.workers")
     source: Path | None = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -193,6 +195,7 @@ class TournamentConfig:
                                                          "field (the other bots) is empty")
         if self.format == "sprt":
             self._check_sprt()
+        self._check_cluster()
         self.make_format()  # the remaining checks: enough bots for the form, and so on
 
     def _check_bot_references(self, names: list[str]) -> None:
@@ -219,7 +222,25 @@ class TournamentConfig:
                                         f"the anchor must be one of them; got {self.anchor!r} "
                                         f"(leave anchor out, or --set anchor=)")
 
+    def _check_cluster(self) -> None:
+        if self.scheduler and self.workers:
+            raise ConfigError("cluster.workers", "give either a scheduler (a running "
+                                                 "cluster) or workers (a local one), not both")
+        if not self.on_cluster:
+            return
+        for i, bot in enumerate(self.bots):
+            if bot.command is None:
+                raise ConfigError(f"bot[{i}].tokens", f"{bot.name} is a remote bot: remote "
+                                  "bots connect to this machine's referee, so a tournament "
+                                  "with one cannot play on a cluster; run it without "
+                                  "--scheduler/--workers")
+
     # ------------------------------------------------------------------ derived
+    @property
+    def on_cluster(self) -> bool:
+        """Whether the games are played on a Dask cluster."""
+        return bool(self.scheduler) or self.workers > 0
+
     @property
     def field(self) -> tuple[str, ...]:
         """The gauntlet's field: the bots that are not candidates."""
@@ -261,6 +282,8 @@ class TournamentConfig:
         head, _, leaf = opt.key.rpartition(".")
         if head == "sprt":
             return getattr(self.sprt, leaf)
+        if head == "cluster":
+            return getattr(self, leaf)
         return getattr(self, _ATTRS.get(opt.key, opt.key))
 
     def to_dict(self) -> dict[str, Any]:
@@ -394,7 +417,7 @@ def build_config(raw: RawConfig) -> TournamentConfig:
     """Check every key of ``raw`` and build the tournament (ConfigError names the key)."""
     data = raw.data
     top = _section("")
-    check_keys(data, [o.key for o in top] + ["gauntlet", "sprt"], "")
+    check_keys(data, [o.key for o in top] + ["cluster", "gauntlet", "sprt"], "")
     values = _read_table(data, top, "")
     bots_raw = data.get("bot", [])
     if not isinstance(bots_raw, list):
@@ -402,6 +425,9 @@ def build_config(raw: RawConfig) -> TournamentConfig:
     gauntlet = want_table(data.get("gauntlet", {}), "gauntlet")
     check_keys(gauntlet, [o.leaf for o in _section("gauntlet")], "gauntlet.")
     candidates = _read_table(gauntlet, _section("gauntlet"), "gauntlet.")["candidates"]
+    cluster = want_table(data.get("cluster", {}), "cluster")
+    check_keys(cluster, [o.leaf for o in _section("cluster")], "cluster.")
+    values.update(_read_table(cluster, _section("cluster"), "cluster."))
     values["time_control"] = values.pop("tc")
     return TournamentConfig(
         **values,

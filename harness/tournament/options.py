@@ -125,7 +125,8 @@ OPTIONS: tuple[Option, ...] = (
            flag_in=("run", "sprt")),
     Option("seed", "int", "derives every deal; the same seed gives the same deals", 1,
            stored=FORMATS, flag_in=("run", "sprt")),
-    Option("concurrency", "int", "games played at once", minimum=1,
+    Option("concurrency", "int", "games played at once (not on a cluster: there each worker "
+                                "plays as many as it has threads)", minimum=1,
            factory=lambda: os.cpu_count() or 1, shown_default="number of CPU cores",
            flag_in=("run", "sprt")),
     Option("format", "str", "round-robin, gauntlet (see [gauntlet]) or sprt (see [sprt])",
@@ -146,6 +147,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("anchor_rating", "float", "the anchor's rating", 0.0),
     Option("max_startup_failures", "int", "stop the run when one bot fails to start this many "
            "times in a row (0: never stop)", 3, minimum=0),
+    Option("cluster.scheduler", "str", "play the games on the workers of this Dask scheduler "
+           "(tcp://HOST:8786; see docs/cluster.md)", None, shown_default="none",
+           flag_in=("run", "sprt")),
+    Option("cluster.workers", "int", "play the games on a Dask cluster of this many worker "
+           "processes started on this machine (0: no cluster)", 0, minimum=0,
+           flag_in=("run", "sprt")),
     Option("rules", "section", "the rules (see Rules options)", RulesConfig(),
            shown_default="four-handed defaults", stored=FORMATS),
     Option("bot", "section", "the bots, one [[bot]] table each (keys: bot.*)", REQUIRED,

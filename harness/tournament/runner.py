@@ -1,5 +1,7 @@
-"""Run a tournament: schedule games, play them concurrently in an arena, store each the
-moment it ends, and resume a stopped run where it left off.
+"""Run a tournament: schedule games, play them concurrently in an arena (or on the
+workers of a Dask cluster, :mod:`harness.tournament.players`), store each the moment it
+ends, and resume a stopped run where it left off. This process is the store's only
+writer either way.
 
 One process at a time may run tournaments on a store (:mod:`harness.store_lock`). A bot
 that fails to start ``max_startup_failures`` times in a row (a typo in its command, a
@@ -17,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.errors import BotStartupError, ConfigError
+from harness.errors import BotStartupError, ClusterError, ConfigError
 from harness.referee.arena import Arena
 from harness.referee.outcome import FaultKind, GameResult, Termination
 from harness.referee.server import RefereeServer
@@ -25,6 +27,7 @@ from harness.results.rows import to_row
 from harness.store import GameRow, ResultsStore
 from harness.store_lock import exclusive_writer
 from harness.tournament.config import TournamentConfig
+from harness.tournament.players import GamePlayer, LocalPlayer, cluster_player
 from harness.tournament.schedule import ScheduledGame, TournamentFormat
 
 log = logging.getLogger("euchre.tournament")
@@ -66,16 +69,20 @@ class _StartupStreaks:
         self.limit = limit
         self.held: dict[str, list[Played]] = {}
 
-    def add(self, played: Played) -> tuple[list[Played], str | None]:
-        """What to store now, and the bot whose streak reached the limit (if one did)."""
+    def add(self, played: Played, where: str = "") -> tuple[list[Played], str | None]:
+        """What to store now, and the bot whose streak reached the limit (if one did).
+        ``where`` names the cluster worker that played the game: streaks are counted
+        per bot and worker, so one worker that cannot start a bot stops the run even
+        while the others start it."""
         _, result = played
         failed = [f.bot for f in result.faults if f.kind is FaultKind.STARTUP_FAILURE]
         if failed:
-            streak = self.held.setdefault(failed[0], [])
+            streak = self.held.setdefault(f"{failed[0]}@{where}", [])
             streak.append(played)
             return [], (failed[0] if len(streak) >= self.limit else None)
         # Everyone seated started: their earlier failures were not a lasting fault.
-        released = [p for bot in dict.fromkeys(result.seats) for p in self.held.pop(bot, [])]
+        released = [p for bot in dict.fromkeys(result.seats)
+                    for p in self.held.pop(f"{bot}@{where}", [])]
         return [*released, played], None
 
     def release_all(self) -> list[Played]:
@@ -110,6 +117,7 @@ class TournamentRunner:
         self.max_startup_failures = (config.max_startup_failures if max_startup_failures is None
                                      else max_startup_failures)
         self._failure: str | None = None  # why the run stopped itself
+        self._lost: ClusterError | None = None  # the cluster was lost
 
     @property
     def output(self) -> Path:
@@ -155,6 +163,10 @@ class TournamentRunner:
         fmt = self.format
         finished = {row.game_key: row for row in store.games(cfg.id)}
         self.state.total = fmt.total()
+        if cfg.on_cluster:
+            async with cluster_player(cfg, self.output / "logs" / cfg.id) as player:
+                await self._play_all(player, store, fmt, finished, player.slots())
+            return
         async with Arena(log_dir=self.output / "logs" / cfg.id, server=self.server,
                          host=self.host, port=self.port) as arena:
             if self.on_listen is not None:
@@ -175,10 +187,12 @@ class TournamentRunner:
                                           f"{len(bot.tokens)}")
                     instances = min(instances, len(bot.tokens))
                 arena.add(bot.entrant(), instances, cfg.rules)
-            await self._play_all(arena, store, fmt, finished)
+            await self._play_all(LocalPlayer(arena), store, fmt, finished,
+                                 max(1, cfg.concurrency))
 
-    async def _play_all(self, arena: Arena, store: ResultsStore, fmt: TournamentFormat,
-                        finished: dict[str, GameRow]) -> None:
+    async def _play_all(self, player: GamePlayer, store: ResultsStore, fmt: TournamentFormat,
+                        finished: dict[str, GameRow], at_once: int) -> None:
+        """Play the games still to play, ``at_once`` at a time, storing each result."""
         cfg = self.config
         state = self.state
         changed = asyncio.Condition()
@@ -213,7 +227,7 @@ class TournamentRunner:
 
         async def worker() -> None:
             nonlocal outstanding
-            while not self.stop.is_set() and self._failure is None:
+            while not self.stop.is_set() and self._failure is None and self._lost is None:
                 async with changed:
                     game = None if fmt.done() else next_game()
                     while (game is None and outstanding and not fmt.done()
@@ -224,27 +238,35 @@ class TournamentRunner:
                         return
                     outstanding += 1
                 try:
-                    result = await arena.play(game.key, cfg.rules, game.seed, game.seats,
-                                              time_control=cfg.time_control,
-                                              policy=cfg.fault_policy)
+                    placed = await player.play(game, cfg)
+                except ClusterError as e:
+                    if self._lost is None:
+                        self._lost = e
+                    player.cancel()
+                    return
                 finally:
                     async with changed:
                         outstanding -= 1
                         changed.notify_all()
+                if placed is None:
+                    continue  # dropped: the format decided, or the run stops
+                result, where, log_head = placed
                 if result.termination is Termination.INTERRUPTED:
                     state.interrupted += 1
                     continue  # not stored: played again on resume
                 if self._failure is not None:
                     continue  # the run is stopping: not stored, played again on resume
-                to_store, failing = streaks.add((game, result))
+                to_store, failing = streaks.add((game, result), where)
                 if failing is not None:
-                    self._stop_for(arena, failing, result)
+                    self._stop_for(player, failing, result, where, log_head)
                     async with changed:
                         changed.notify_all()
                     continue
                 store_games(to_store)
                 async with changed:
                     fmt.record(game, result.places)
+                    if fmt.done():
+                        player.cancel()  # an SPRT that decided schedules no more
                     state.done += 1
                     state.faults.update(f.kind.value for f in result.faults)
                     state.status = fmt.status()
@@ -252,7 +274,10 @@ class TournamentRunner:
                 if self.on_progress:
                     self.on_progress(state)
 
-        await asyncio.gather(*(worker() for _ in range(max(1, cfg.concurrency))))
+        await asyncio.gather(*(worker() for _ in range(at_once)))
+        if self._lost is not None:
+            raise ClusterError(f"{self._lost}; the {state.done} finished games are stored: "
+                               f"run the same command again to resume")
         if self._failure is not None:
             return  # the held-back forfeits are dropped: played again on resume
         store_games(streaks.release_all())
@@ -262,20 +287,22 @@ class TournamentRunner:
             self.on_progress(state)
 
 
-    def _stop_for(self, arena: Arena, bot: str, result: GameResult) -> None:
-        """Stop the run: ``bot`` failed to start too many times in a row. Running games
-        are interrupted (played again on resume)."""
+    def _stop_for(self, player: GamePlayer, bot: str, result: GameResult, where: str,
+                  log: tuple[str, str] | None) -> None:
+        """Stop the run: ``bot`` failed to start too many times in a row (on the cluster
+        worker ``where``). Running games are interrupted (played again on resume)."""
         detail = next(f.detail for f in result.faults if f.kind is FaultKind.STARTUP_FAILURE)
         why = detail.split("startup_failure: ", 1)[-1].splitlines()[0]
         why = why.removeprefix(f"{bot}: ").removesuffix("; log tail:")
-        message = (f"bot {bot!r} failed to start {self.max_startup_failures} times in a row "
-                   f"({why}); the run stops and its forfeits are not stored")
-        log_path, head = arena.log_head(bot)
+        on = f" on worker {where}" if where else ""
+        message = (f"bot {bot!r} failed to start {self.max_startup_failures} times in a row"
+                   f"{on} ({why}); the run stops and its forfeits are not stored")
+        log_path, head = log or ("", "")
         if head:
             quoted = " | ".join(line.strip() for line in head.splitlines())
             message += f"; its log {log_path} begins: {quoted}"
         self._failure = message
-        arena.stop_games.set()
+        player.stop()
 
 
 def _chain(first: ScheduledGame, rest: Iterator[ScheduledGame]) -> Iterator[ScheduledGame]:

@@ -1,0 +1,186 @@
+"""The client side of a cluster run: hand games to Dask workers and wait for their results.
+
+:class:`ClusterPlayer` connects to a scheduler (``tcp://HOST:8786``) or starts a
+LocalCluster of worker processes on this machine, registers :class:`ArenaPlugin` on the
+workers, and turns each game into one Dask task (:func:`~harness.cluster.worker.
+play_game`). It never touches the results store: the caller stores what it returns, so
+the store keeps one writer.
+
+Faults of the cluster:
+
+* a worker that dies mid-game: the scheduler gives its tasks to another worker (the
+  game is played again from the start; the caller sees one result);
+* a task that kills workers again and again (Dask gives up after
+  ``distributed.scheduler.allowed-failures``): :class:`ClusterError`;
+* the scheduler lost: :class:`ClusterError`; the caller stops, and the run resumes later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from types import TracebackType
+from typing import Any
+
+from harness.cluster.worker import (
+    ArenaSpec,
+    GameOrder,
+    close_arena,
+    play_game,
+    result_from_data,
+)
+from harness.errors import ClusterError
+from harness.referee.outcome import GameResult
+
+__all__ = ["ClusterPlayer", "Placed"]
+
+CONNECT_TIMEOUT = 30.0
+"""Seconds to wait for the scheduler, and for its first worker."""
+
+Placed = tuple[GameResult, str, tuple[str, str] | None]
+"""A result, the worker that played it, and (after a start-up failure) the path and the
+first lines of the failing bot's log on that worker."""
+
+
+def _distributed() -> Any:
+    import distributed  # imported on first use: it takes a while
+
+    return distributed
+
+
+def _quiet_dask() -> dict[str, int]:
+    """Only Dask's critical messages from now on; returns the levels to restore."""
+    names = ["distributed", *(n for n in logging.root.manager.loggerDict
+                              if n.startswith("distributed."))]
+    levels = {n: logging.getLogger(n).level for n in names}
+    for name in names:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    return levels
+
+
+class ClusterPlayer:
+    """Plays games on a Dask cluster. Use as ``async with``; ``scheduler`` is the address
+    of a running scheduler, or ``workers`` the number of local worker processes to start
+    (one game at a time each)."""
+
+    def __init__(self, spec: ArenaSpec, *, scheduler: str | None = None,
+                 workers: int = 0) -> None:
+        if bool(scheduler) == bool(workers):
+            raise ClusterError("give either a scheduler address or a number of local workers")
+        self.spec = spec
+        self.scheduler = scheduler
+        self.workers = workers
+        self.client: Any = None
+        self.cluster: Any = None
+        self._pending: set[Any] = set()
+        self._cancelled = False
+        self._cancelling: asyncio.Future[Any] | None = None
+        self._run_id = secrets.token_hex(4)
+        self._log_levels: dict[str, int] = {}
+
+    @property
+    def where(self) -> str:
+        return self.scheduler or f"a local cluster of {self.workers} workers"
+
+    async def __aenter__(self) -> ClusterPlayer:
+        distributed = _distributed()
+        # Dask logs a traceback for each failed reconnection to a lost scheduler; the
+        # run reports the loss itself, in one line.
+        self._log_levels = _quiet_dask()
+        try:
+            if self.scheduler:
+                self.client = await distributed.Client(self.scheduler, asynchronous=True,
+                                                       timeout=CONNECT_TIMEOUT)
+            else:
+                self.cluster = await distributed.LocalCluster(
+                    n_workers=self.workers, threads_per_worker=1, processes=True,
+                    dashboard_address=None, asynchronous=True)
+                self.client = await distributed.Client(self.cluster, asynchronous=True)
+            from harness.cluster.plugin import ArenaPlugin
+            await self.client.register_plugin(ArenaPlugin(), name=ArenaPlugin.name)
+            await self.client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError) as e:
+            await self._close_client()
+            raise ClusterError(f"cannot use the Dask cluster at {self.where}: {e}") from None
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.close()
+
+    def slots(self) -> int:
+        """Games the workers can play at once (their threads)."""
+        info = self.client.scheduler_info()
+        threads = sum(int(w.get("nthreads", 1)) for w in info.get("workers", {}).values())
+        return max(1, threads)
+
+    async def play(self, order: GameOrder) -> Placed | None:
+        """Play one game on some worker; ``None`` if :meth:`cancel` dropped it. Raises
+        :class:`ClusterError` if the scheduler is lost, the game keeps killing workers or
+        the task failed on the worker (a bot's faults never fail it: they are results)."""
+        distributed = _distributed()
+        if self._cancelled:
+            return None
+        future = self.client.submit(play_game, self.spec, order, pure=False,
+                                    key=f"euchre-{self.spec.key}-{order.key}-{self._run_id}")
+        self._pending.add(future)
+        try:
+            data = await future
+        except distributed.client.FutureCancelledError as e:
+            if self._cancelled:
+                return None
+            raise self._lost(e) from None
+        except distributed.KilledWorker as e:
+            raise ClusterError(f"game {order.key!r} was running on a worker that died, "
+                               f"again and again ({e}); stopped: is one of its bots "
+                               f"exhausting the machine?") from None
+        except asyncio.CancelledError:
+            if self._cancelled:
+                return None
+            raise  # this coroutine was cancelled (the run is being torn down)
+        except Exception as e:
+            if future.status == "error":  # the task itself raised, on the worker
+                raise ClusterError(f"game {order.key!r} failed on a worker: "
+                                   f"{type(e).__name__}: {e}") from e
+            if isinstance(e, OSError) and not self._cancelled:
+                raise self._lost(e) from None  # the connection to the scheduler broke
+            raise
+        finally:
+            self._pending.discard(future)
+        log = (str(data["log"][0]), str(data["log"][1])) if "log" in data else None
+        return result_from_data(data), str(data["worker"]), log
+
+    def _lost(self, e: BaseException) -> ClusterError:
+        why = getattr(e, "reason", "") or f"{type(e).__name__}: {e}".splitlines()[0]
+        return ClusterError(f"lost the Dask scheduler at {self.where} ({why})")
+
+    def cancel(self) -> None:
+        """Drop every game not finished yet (an SPRT that decided, a run that stops)."""
+        self._cancelled = True
+        if self._pending and self.client is not None and self._cancelling is None:
+            self._cancelling = asyncio.ensure_future(self.client.cancel(list(self._pending)))
+
+    async def close(self) -> None:
+        self.cancel()
+        if self._cancelling is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._cancelling, 10)
+        if self.client is not None and self.client.status == "running":
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.client.run(close_arena, self.spec.key), 30)
+        await self._close_client()
+
+    async def _close_client(self) -> None:
+        with contextlib.suppress(Exception):
+            if self.client is not None:
+                await self.client.close()
+        with contextlib.suppress(Exception):
+            if self.cluster is not None:
+                await self.cluster.close()
+        self.client = self.cluster = None
+        for name, level in self._log_levels.items():
+            logging.getLogger(name).setLevel(level)
+        self._log_levels = {}
+

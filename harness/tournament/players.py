@@ -1,0 +1,101 @@
+"""Who plays a tournament's games: the runner's local arena, or a Dask cluster.
+
+The runner asks a :class:`GamePlayer` for one game at a time and stores what comes back;
+both players give a result, where it was played (a worker's address, or ``""`` here) and,
+after a start-up failure, the path and first lines of the failing bot's log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Protocol
+
+from harness.cluster.client import ClusterPlayer, Placed
+from harness.cluster.worker import ArenaSpec, GameOrder
+from harness.referee.arena import Arena
+from harness.referee.outcome import FaultKind
+from harness.tournament.config import TournamentConfig
+from harness.tournament.schedule import ScheduledGame
+
+__all__ = ["GamePlayer", "LocalPlayer", "Placed", "cluster_player"]
+
+
+class GamePlayer(Protocol):
+    async def play(self, game: ScheduledGame, cfg: TournamentConfig) -> Placed | None:
+        """Play ``game``; ``None`` if it was dropped by :meth:`cancel`."""
+
+    def cancel(self) -> None:
+        """Drop the games not started yet (running local games finish)."""
+
+    def stop(self) -> None:
+        """Stop: running games end interrupted (or are dropped on a cluster)."""
+
+
+class LocalPlayer:
+    """The games played in this process's arena."""
+
+    def __init__(self, arena: Arena) -> None:
+        self.arena = arena
+
+    async def play(self, game: ScheduledGame, cfg: TournamentConfig) -> Placed | None:
+        result = await self.arena.play(game.key, cfg.rules, game.seed, game.seats,
+                                       time_control=cfg.time_control, policy=cfg.fault_policy)
+        failed = [f.bot for f in result.faults if f.kind is FaultKind.STARTUP_FAILURE]
+        log = None
+        if failed:
+            path, head = self.arena.log_head(failed[0])
+            log = (str(path) if path else "", head)
+        return result, "", log
+
+    def cancel(self) -> None:
+        pass  # the runner schedules no more; the games in progress are stored as usual
+
+    def stop(self) -> None:
+        self.arena.stop_games.set()
+
+
+class _ClusterGames:
+    """The games played on a Dask cluster (:class:`ClusterPlayer`)."""
+
+    def __init__(self, player: ClusterPlayer) -> None:
+        self.player = player
+
+    def slots(self) -> int:
+        """Games in flight: two per worker thread, so no worker waits for the next."""
+        return 2 * self.player.slots()
+
+    async def play(self, game: ScheduledGame, cfg: TournamentConfig) -> Placed | None:
+        return await self.player.play(GameOrder(game.key, game.seed, tuple(game.seats),
+                                                cfg.time_control, cfg.fault_policy))
+
+    def cancel(self) -> None:
+        self.player.cancel()
+
+    def stop(self) -> None:
+        self.player.cancel()
+
+
+def arena_spec(cfg: TournamentConfig, log_dir: Path) -> ArenaSpec:
+    """The workers' arena for ``cfg``: its local bots with the seats each fills in one
+    game. Its key changes with the bots and the rules, so a changed configuration gets
+    fresh bots."""
+    per_game = cfg.make_format().seats_per_entrant()
+    bots = [b for b in cfg.bots if per_game.get(b.name, 0)]
+    entrants = tuple(b.entrant() for b in bots)
+    digest = hashlib.sha256(json.dumps(
+        [repr(entrants), cfg.rules.to_dict(), str(log_dir)], sort_keys=True, default=str)
+        .encode()).hexdigest()[:12]
+    return ArenaSpec(f"{cfg.id}-{digest}", entrants, {b.name: per_game[b.name] for b in bots},
+                     cfg.rules, str(log_dir.resolve()))
+
+
+@asynccontextmanager
+async def cluster_player(cfg: TournamentConfig, log_dir: Path) -> AsyncIterator[_ClusterGames]:
+    """The cluster of ``cfg`` (its scheduler, or a local one of ``cfg.workers``)."""
+    async with ClusterPlayer(arena_spec(cfg, log_dir), scheduler=cfg.scheduler,
+                             workers=cfg.workers) as player:
+        yield _ClusterGames(player)

@@ -1,0 +1,279 @@
+"""Tournaments on a Dask cluster of separate worker processes: the same games and results
+as a local run, nothing lost or stored twice when a worker dies, a clean stop when the
+scheduler dies (and a resume after it), remote bots refused, start-up failures reported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+from distributed import Client, LocalCluster
+
+from harness.cli import build_parser
+from harness.cli._tournament import overrides
+from harness.cluster import client as cluster_client
+from harness.errors import ClusterError, ConfigError
+from harness.sprt import SprtDecision
+from harness.store import ResultsStore
+from harness.tournament.config import TournamentConfig, load_config
+from harness.tournament.runner import RunState, StartupFailuresError, TournamentRunner, store_path
+from harness.tournament.schedule import SprtMatch
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def config_file(tmp_path: Path, *, games: int = 2, extra: str = "",
+                bot_extra: str = "") -> Path:
+    """Two seeded random bots (deterministic per game), four-handed, short games."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "t.toml"
+    path.write_text(f"""
+name = "cluster"
+output = "{tmp_path / 'out'}"
+games = {games}
+concurrency = 2
+tc = "5+30"
+{extra}
+[rules]
+target = 5
+
+[[bot]]
+name = "r1"
+command = "{{python}} -m sample_bots.random_bot"
+env = {{ EUCHRE_BOT_SEED = "1" }}
+{bot_extra}
+[[bot]]
+name = "r2"
+command = "{{python}} -m sample_bots.random_bot"
+env = {{ EUCHRE_BOT_SEED = "2" }}
+""")
+    return path
+
+
+def stored(output: Path, tournament: str = "cluster") -> list[tuple[Any, ...]]:
+    with ResultsStore(store_path(output)) as store:
+        return sorted((g.game_key, g.seed, tuple(g.seats), g.termination.value,
+                       tuple(g.scores), tuple(g.ranking)) for g in store.games(tournament))
+
+
+def run(cfg: TournamentConfig, **kw: Any) -> RunState:
+    return asyncio.run(TournamentRunner(cfg, **kw).run())
+
+
+@pytest.fixture
+def cluster() -> Iterator[tuple[LocalCluster, Client]]:
+    """Two worker processes, one game at a time each."""
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as lc, Client(lc) as client:
+        yield lc, client
+
+
+def test_two_workers_store_the_same_deals_and_results_as_a_local_run(tmp_path: Path) -> None:
+    # locally one set of bot processes plays every game in turn; on the cluster each
+    # worker's bots play some of them
+    local = load_config(config_file(tmp_path / "a", games=3), {"concurrency": "1"})
+    on_cluster = load_config(config_file(tmp_path / "b", games=3), {"cluster.workers": "2"})
+    assert run(local).finished
+    state = run(on_cluster)
+    assert state.finished and state.done == state.total == 6
+    assert stored(on_cluster.output) == stored(local.output)
+    # the games were played by the workers' arenas: their bot logs are per worker
+    assert len(list((on_cluster.output / "logs" / "cluster").iterdir())) == 2
+
+
+def test_a_worker_killed_mid_run_loses_nothing_and_stores_nothing_twice(
+        tmp_path: Path, cluster: tuple[LocalCluster, Client]) -> None:
+    lc, client = cluster
+    pids: dict[str, int] = client.run(os.getpid)
+    victim = psutil.Process(pids[sorted(pids)[0]])
+    cfg = load_config(config_file(tmp_path, games=6),
+                      {"cluster.scheduler": lc.scheduler_address})
+    bots = victim.children(recursive=True)
+    killed: list[int] = []
+
+    def progress(state: RunState) -> None:
+        if state.done >= 2 and not killed:  # some games stored, more running
+            bots.extend(victim.children(recursive=True))
+            victim.send_signal(signal.SIGKILL)
+            killed.append(state.done)
+
+    try:
+        state = run(cfg, on_progress=progress)
+    finally:
+        for p in bots:  # the dead worker's bots give up on their own; do not wait
+            with contextlib.suppress(psutil.NoSuchProcess):
+                p.kill()
+    assert killed and killed[0] < 12
+    assert state.finished and state.done == 12
+    games = stored(cfg.output)
+    assert len(games) == 12 and len({g[0] for g in games}) == 12
+    expected = {g.key for g in cfg.make_format().games()}
+    assert {g[0] for g in games} == expected
+
+
+def test_an_sprt_on_the_cluster_stops_scheduling_once_it_decides(
+        tmp_path: Path, cluster: tuple[LocalCluster, Client]) -> None:
+    lc, _ = cluster
+    cfg = load_config(config_file(tmp_path), {
+        "cluster.scheduler": lc.scheduler_address, "format": "sprt", "sprt.candidate": "r1",
+        "sprt.baseline": "r2", "sprt.elo0": "0", "sprt.elo1": "800",
+        "sprt.alpha": "0.4", "sprt.beta": "0.4", "sprt.max_pairs": "200"})
+    runner = TournamentRunner(cfg)
+    state = asyncio.run(runner.run())
+    assert state.finished
+    fmt = runner.format
+    assert isinstance(fmt, SprtMatch)
+    assert fmt.decision is not SprtDecision.CONTINUE, fmt.status()
+    # decided long before max_pairs: the games still queued then were dropped
+    assert len(stored(cfg.output)) == state.done < 100
+
+
+def test_two_tournaments_share_a_cluster_without_stopping_each_others_bots(
+        tmp_path: Path, cluster: tuple[LocalCluster, Client]) -> None:
+    lc, _ = cluster
+    configs = [load_config(config_file(tmp_path / name, games=8),
+                           {"cluster.scheduler": lc.scheduler_address, "id": name})
+               for name in ("first", "second")]
+
+    async def both() -> tuple[RunState, RunState]:
+        started = asyncio.Event()
+        first = asyncio.ensure_future(TournamentRunner(
+            configs[0], on_progress=lambda state: started.set()).run())
+        await asyncio.wait_for(started.wait(), 60)  # its bots are up on the workers
+        return await asyncio.gather(first, TournamentRunner(configs[1]).run())
+
+    for cfg, state in zip(configs, asyncio.run(both()), strict=True):
+        assert state.finished and state.interrupted == 0 and not state.faults
+        assert len(stored(cfg.output, cfg.id)) == 16
+
+
+def test_a_tournament_with_a_remote_bot_refuses_a_cluster(tmp_path: Path) -> None:
+    path = config_file(tmp_path, bot_extra="")
+    text = path.read_text().replace(
+        'name = "r2"\ncommand = "{python} -m sample_bots.random_bot"',
+        'name = "r2"\ntokens = ["t1", "t2"]').replace(
+        'env = { EUCHRE_BOT_SEED = "2" }', "")
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=r"bot\[1\]\.tokens: r2 is a remote bot"):
+        load_config(path, {"cluster.workers": "2"})
+
+
+def test_scheduler_and_workers_are_run_settings_not_part_of_the_tournament(
+        tmp_path: Path) -> None:
+    path = config_file(tmp_path, extra='[cluster]\nscheduler = "tcp://example:8786"\n')
+    cfg = load_config(path)
+    assert cfg.scheduler == "tcp://example:8786" and cfg.on_cluster
+    assert cfg.to_dict() == load_config(config_file(tmp_path / "plain")).to_dict()
+    with pytest.raises(ConfigError, match=r"cluster\.workers: give either a scheduler"):
+        load_config(path, {"cluster.workers": "2"})
+    args = build_parser().parse_args(["sprt", str(path), "--scheduler", "tcp://h:1",
+                                      "--workers", "3"])
+    assert overrides(args) == {"cluster.scheduler": "tcp://h:1", "cluster.workers": "3"}
+
+
+def test_a_bot_that_cannot_start_on_a_worker_stops_the_run_naming_the_worker(
+        tmp_path: Path, cluster: tuple[LocalCluster, Client]) -> None:
+    lc, _ = cluster
+    path = config_file(tmp_path)
+    path.write_text(path.read_text().replace(
+        '{python} -m sample_bots.random_bot"\nenv = { EUCHRE_BOT_SEED = "1" }',
+        '/nonexistent/bot"'))
+    cfg = load_config(path, {"cluster.scheduler": lc.scheduler_address,
+                             "max_startup_failures": "2"})
+    with pytest.raises(StartupFailuresError, match=r"'r1' failed to start 2 times in a "
+                                                   r"row on worker tcp://"):
+        run(cfg)
+    assert stored(cfg.output) == []
+
+
+def test_an_unreachable_scheduler_is_a_cluster_error_naming_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cluster_client, "CONNECT_TIMEOUT", 1.0)
+    address = f"tcp://127.0.0.1:{free_port()}"  # nothing listens there
+    cfg = load_config(config_file(tmp_path), {"cluster.scheduler": address})
+    with pytest.raises(ClusterError, match=f"cannot use the Dask cluster at {address}"):
+        run(cfg)
+    assert stored(cfg.output) == []
+
+
+# ----------------------------------------------------------------- a scheduler that dies
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_cluster(port: int, log: Path) -> list[subprocess.Popen[bytes]]:
+    """A scheduler and one worker, as separate commands (as on several machines)."""
+    dask = Path(sys.executable).parent / "dask"
+    out = open(log, "ab")  # noqa: SIM115 - closed with the test's tmp dir
+    scheduler = subprocess.Popen([str(dask), "scheduler", "--host", "127.0.0.1", "--port",
+                                  str(port), "--no-dashboard"], stdout=out, stderr=out,
+                                 cwd=ROOT)
+    worker = subprocess.Popen([str(dask), "worker", f"tcp://127.0.0.1:{port}", "--nthreads",
+                               "1", "--no-dashboard"], stdout=out, stderr=out, cwd=ROOT,
+                              start_new_session=True)
+    return [scheduler, worker]
+
+
+def stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+def test_a_lost_scheduler_stops_the_run_cleanly_and_it_resumes_later(tmp_path: Path) -> None:
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    path = config_file(tmp_path, games=10)
+    procs = start_cluster(port, tmp_path / "cluster.log")
+    command = [sys.executable, "-m", "harness", "run", str(path), "--scheduler", address,
+               "--quiet"]
+    try:
+        run_ = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and run_.poll() is None:
+            if store_path(tmp_path / "out").exists() and len(stored(tmp_path / "out")) >= 2:
+                break
+            time.sleep(0.2)
+        procs[0].send_signal(signal.SIGKILL)  # the scheduler dies
+        _, err = run_.communicate(timeout=120)
+    finally:
+        stop(procs)
+    assert run_.returncode != 0
+    assert "lost the Dask scheduler at " + address in err
+    assert "run the same command again to resume" in err
+    assert "Traceback" not in err, err  # one line, not Dask's reconnection tracebacks
+    first = stored(tmp_path / "out")
+    assert 2 <= len(first) < 20
+    with ResultsStore(store_path(tmp_path / "out")) as store:
+        assert store.tournament_status("cluster") == "interrupted"
+
+    procs = start_cluster(port, tmp_path / "cluster.log")
+    try:
+        again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    finally:
+        stop(procs)
+    assert again.returncode == 0, again.stderr
+    games = stored(tmp_path / "out")
+    assert len(games) == 20 and set(first) <= set(games)
