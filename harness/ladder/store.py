@@ -63,6 +63,17 @@ def _migrate_to_v1(conn: sqlite3.Connection) -> None:
     )
     conn.execute("CREATE INDEX ladder_benches_by_bot ON ladder_benches(bot_id)")
     conn.execute(
+        """CREATE TABLE ladder_sets (
+            key TEXT PRIMARY KEY,
+            seed INTEGER NOT NULL,
+            base_json TEXT NOT NULL,
+            status TEXT NOT NULL,
+            reason TEXT,
+            started_at TEXT NOT NULL,
+            finished_at TEXT
+        )"""
+    )
+    conn.execute(
         """CREATE TABLE ladder_rating_history (
             id INTEGER PRIMARY KEY,
             games INTEGER NOT NULL,
