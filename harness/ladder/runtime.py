@@ -1,0 +1,269 @@
+"""The running ladder: a referee that plays the matchmaker's deal sets, for as long as
+it runs, with house bots (local commands) and registered bots that dial in with their
+ladder tokens.
+
+Tokens. The referee's token registry (:class:`harness.referee.session.Registry`) knows
+only the tokens it issued. The ladder sets its ``resolver``: for any other token it
+asks :meth:`harness.ladder.registry.Registry.authenticate` (hash lookup, constant-time
+compare) and hands the stream one of the bot's seat instances that has no live stream,
+preferring one that is not in a game. A bot with all its instances connected is refused
+(``TOKEN_IN_USE``). Each registered bot is a remote entrant of the arena's pool with
+one instance per seat of its concurrency; the pool's own tokens for them are random
+and never leave the process.
+
+Availability. Only instances with a live stream (house bots: always) and not in a game
+count as free seats. An instance whose bot is not connected is *parked* (marked busy
+in the pool) so that the pool never lends it to a game; it is unparked once its bot
+connects.
+
+Crash safety. Every game is stored the moment it ends (``ResultsStore.record_game``),
+every set when it starts and ends (:class:`~harness.ladder.sets.SetLog`). On start the
+ladder marks sets left in progress as cut short, rebuilds the ratings from the counted
+games and the pairing counts from the sets; games in flight at the crash were never
+stored and are not rated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.errors import ConfigError
+from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, Policy, SetProgress
+from harness.ladder.quarantine import Quarantine, QuarantinePolicy
+from harness.ladder.ratings import LadderRatings
+from harness.ladder.registry import Registry
+from harness.ladder.sets import SetLog
+from harness.ladder.store import LadderStore
+from harness.referee.arena import Arena
+from harness.referee.outcome import FaultKind, FaultPolicy, Termination, TimeControl
+from harness.referee.pool import Entrant, Instance
+from harness.referee.session import Slot
+from harness.results.rows import to_row
+from harness.rules.config import RulesConfig
+from harness.store import ResultsStore
+
+__all__ = ["HOUSE_OWNER", "LadderRuntime", "LadderSettings"]
+
+log = logging.getLogger("euchre.ladder")
+
+HOUSE_OWNER = "house"
+"""The owner recorded for house bots in the registry."""
+
+_FATAL = frozenset({FaultKind.DISCONNECT, FaultKind.CRASH, FaultKind.STARTUP_FAILURE})
+
+
+@dataclass(frozen=True)
+class LadderSettings:
+    """Everything a ladder run needs. ``house`` are local bots (pool entrants with a
+    command) and the seats each may hold at once; ``concurrency`` is how many deal
+    sets run at once."""
+
+    store: Path
+    log_dir: Path
+    rules: RulesConfig = field(default_factory=RulesConfig)
+    time_control: TimeControl = field(default_factory=TimeControl)
+    fault_policy: FaultPolicy = field(default_factory=FaultPolicy)
+    partnerships: str = "same"
+    duplicate: bool = True
+    seed: int = 1
+    concurrency: int = 2
+    ladder_id: str = "ladder"
+    house: tuple[tuple[Entrant, int], ...] = ()
+    matchmaking: Policy = field(default_factory=Policy)
+    quarantine: QuarantinePolicy = field(default_factory=QuarantinePolicy)
+    host: str = "127.0.0.1"
+    port: int = 0
+    startup_timeout: float = 10.0
+    poll_seconds: float = 1.0
+
+
+class LadderRuntime:
+    """Runs one ladder until ``stop`` is set. ``on_listen`` is told the address."""
+
+    def __init__(self, settings: LadderSettings, *, stop: asyncio.Event | None = None,
+                 on_listen: Callable[[str], None] | None = None) -> None:
+        self.settings = settings
+        self.stop = stop or asyncio.Event()
+        self.on_listen = on_listen
+        self.store = LadderStore(settings.store)
+        self.results = ResultsStore(settings.store)
+        self.registry = Registry(self.store)
+        self.sets = SetLog(self.store)
+        self.quarantine = Quarantine(self.store, settings.quarantine)
+        self.ratings = LadderRatings(self.store)
+        self.matchmaker = Matchmaker(settings.rules.form, partnerships=settings.partnerships,
+                                     seed=settings.seed, duplicate=settings.duplicate,
+                                     policy=settings.matchmaking)
+        self.arena: Arena | None = None
+        self._house = {entrant.name for entrant, _ in settings.house}
+        self._wake = asyncio.Event()
+        self._running: set[asyncio.Task[None]] = set()
+        self._parked: set[Instance] = set()
+        self.sets_played = 0
+
+    # ------------------------------------------------------------------ start-up
+
+    def _restore(self) -> None:
+        self.results.ensure_tournament(self.settings.ladder_id, "ladder", {"kind": "ladder"})
+        closed = self.sets.close_unfinished("the ladder stopped while it was played")
+        if closed:
+            log.info("%d deal sets left unfinished by the last run are cut short", closed)
+        stored = self.sets.sets()
+        self.matchmaker.pair_counts.update(SetLog.pair_counts(stored))
+        self.matchmaker.next_index = len(stored)
+        rows = list(self.results.games(self.settings.ladder_id))
+        self.ratings.add_games(SetLog.counted(rows, stored))
+        self.ratings.refresh(force=True)
+        for entrant, _ in self.settings.house:
+            try:
+                self.registry.get(entrant.name)
+            except ConfigError:
+                self.registry.register(entrant.name, HOUSE_OWNER)  # its token is not needed
+
+    def _sync_entrants(self, arena: Arena) -> None:
+        """Add newly registered bots to the pool; park instances without a stream."""
+        pool = arena.pool
+        for entrant in self.registry.entrants():
+            if entrant.name not in pool.entrants and entrant.name not in self._house:
+                placeholders = tuple("ladder-seat-" + secrets.token_hex(16)
+                                     for _ in range(entrant.concurrency))
+                pool.add(Entrant(entrant.name, None, placeholders), entrant.concurrency,
+                         self.settings.rules)
+        for name, member in pool.entrants.items():
+            if not member.remote:
+                continue
+            for inst in pool.instances(name):
+                if inst in self._parked and inst.slot.live:
+                    self._parked.discard(inst)
+                    inst.busy = False
+                elif not inst.busy and not inst.slot.live:
+                    self._parked.add(inst)
+                    inst.busy = True
+
+    def _resolve(self, token: str) -> Slot | None:
+        """The referee's resolver: a seat instance of the bot this token belongs to."""
+        arena = self.arena
+        entrant = self.registry.authenticate(token)
+        if arena is None or entrant is None or entrant.name not in arena.pool.entrants:
+            return None
+        slots = [inst.slot for inst in arena.pool.instances(entrant.name)]
+        free = sorted((s for s in slots if not s.live), key=lambda s: bool(s.game_id))
+        self._wake.set()
+        return free[0] if free else slots[0]
+
+    # ------------------------------------------------------------------ matching
+
+    def _candidates(self, arena: Arena) -> list[Candidate]:
+        ratings = self.ratings.current
+        out = []
+        for entrant in self.registry.entrants():
+            if entrant.name not in arena.pool.entrants:
+                continue
+            instances = arena.pool.instances(entrant.name)
+            remote = entrant.name not in self._house
+            if remote and not any(i.slot.live for i in instances):
+                continue  # not connected
+            free = sum(1 for i in instances if not i.busy and (not remote or i.slot.live))
+            if self.quarantine.benched(entrant.name) is not None:
+                free = 0
+            known = ratings is not None and entrant.name in ratings.elo
+            out.append(Candidate(
+                entrant.name, ratings.elo[entrant.name] if known and ratings else 0.0,
+                ratings.ci95[entrant.name] if known and ratings else math.inf,
+                self.matchmaker.appearances(entrant.name), free))
+        return out
+
+    async def _play_set(self, arena: Arena, deal_set: DealSet) -> None:
+        s = self.settings
+        progress = SetProgress(deal_set)
+        self.sets.start(deal_set)
+        played = []
+        for game in deal_set.games:
+            if self.stop.is_set():
+                progress.cut_short("the ladder stopped")
+                break
+            benched = [b for b in deal_set.bots if self.quarantine.benched(b) is not None]
+            if benched:
+                progress.cut_short(f"{', '.join(benched)} benched")
+                break
+            self._sync_entrants(arena)
+            result = await arena.play(game.key, s.rules, game.seed, game.seats,
+                                      time_control=s.time_control, policy=s.fault_policy)
+            if result.termination is Termination.INTERRUPTED:
+                progress.cut_short("interrupted: the ladder stopped")
+                break
+            row = to_row(s.ladder_id, game, result)
+            self.results.record_game(row)
+            played.append(row)
+            progress.finish(game.table, forfeit=result.termination is Termination.FORFEIT)
+            for bot in deal_set.bots:
+                bench = self.quarantine.record(
+                    bot, [f.kind.value for f in result.faults if f.bot == bot])
+                if bench is not None:
+                    log.warning("%s benched until %.0f: %s", bot, bench.until, bench.reason)
+            fatal = [f for f in result.faults if f.kind in _FATAL]
+            if fatal and progress.next_table() is not None:
+                progress.cut_short(f"{fatal[0].bot}: {fatal[0].kind.value}")
+                break
+        self.sets.finish(progress)
+        self.ratings.add_games(played[t] for t in progress.counted_tables()
+                               if t < len(played))
+        self.ratings.refresh()
+        self.sets_played += 1
+
+    def _start(self, arena: Arena, deal_set: DealSet) -> None:
+        task = asyncio.ensure_future(self._play_set(arena, deal_set))
+        self._running.add(task)
+
+        def done(t: asyncio.Task[None]) -> None:
+            self._running.discard(t)
+            self._wake.set()
+            if not t.cancelled() and t.exception() is not None:
+                log.error("deal set %s failed: %r", deal_set.key, t.exception())
+
+        task.add_done_callback(done)
+
+    # ------------------------------------------------------------------ loop
+
+    async def run(self) -> None:
+        """Play until ``stop`` is set; running sets are then interrupted (cut short)."""
+        s = self.settings
+        self._restore()
+        async with Arena(log_dir=s.log_dir, host=s.host, port=s.port,
+                         startup_timeout=s.startup_timeout) as arena:
+            self.arena = arena
+            for entrant, seats in s.house:
+                arena.add(entrant, seats, s.rules)
+            arena.server.registry.resolver = self._resolve
+            if self.on_listen is not None:
+                self.on_listen(arena.server.address)
+            stopper = asyncio.ensure_future(self.stop.wait())
+            try:
+                while not self.stop.is_set():
+                    self._sync_entrants(arena)
+                    slots = s.concurrency - len(self._running)
+                    for deal_set in self.matchmaker.next_sets(self._candidates(arena), slots):
+                        self._start(arena, deal_set)
+                    self._wake.clear()
+                    waker = asyncio.ensure_future(self._wake.wait())
+                    await asyncio.wait((stopper, waker), timeout=s.poll_seconds,
+                                       return_when=asyncio.FIRST_COMPLETED)
+                    waker.cancel()
+            finally:
+                stopper.cancel()
+                arena.stop_games.set()
+                if self._running:
+                    await asyncio.wait(self._running, timeout=10.0)
+                self.arena = None
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.results.close()
+        self.store.close()

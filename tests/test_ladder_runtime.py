@@ -1,0 +1,114 @@
+"""The running ladder over real gRPC: a registered bot dials in with its ladder token and
+plays duplicate sets against a house bot process; bad and rotated tokens are refused;
+a restart rebuilds ratings and cuts short the sets left in progress."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from harness.errors import HandshakeRefused
+from harness.ladder.matchmaking import Candidate, Matchmaker, SetStatus
+from harness.ladder.registry import Registry
+from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.sets import SetLog, StoredSet
+from harness.ladder.store import LadderStore
+from harness.ratings import Ratings
+from harness.referee.outcome import TimeControl
+from harness.referee.pool import Entrant
+from harness.referee.process import BotCommand
+from harness.rules.config import RulesConfig
+from harness.sdk import play_session
+from sample_bots.random_bot import RandomBot
+
+REPO = Path(__file__).resolve().parent.parent
+HOUSE = Entrant("house-random", BotCommand((sys.executable, "-m", "sample_bots.random_bot"),
+                                           cwd=str(REPO)))
+
+
+def _settings(tmp_path: Path) -> LadderSettings:
+    return LadderSettings(store=tmp_path / "ladder.sqlite", log_dir=tmp_path / "logs",
+                          rules=RulesConfig(target=3), time_control=TimeControl.parse("5+30"),
+                          concurrency=1, house=((HOUSE, 2),), poll_seconds=0.2)
+
+
+async def _until(check: Callable[[], object], timeout: float = 120.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not check():
+        if loop.time() > end:
+            raise AssertionError("timed out waiting for the ladder")
+        await asyncio.sleep(0.1)
+
+
+def test_a_registered_bot_dials_in_with_its_token_and_gets_rated(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    with LadderStore(settings.store) as store:
+        registry = Registry(store)
+        _, token = registry.register("visitor", "ann", concurrency=2)
+        _, retired = registry.register("gone", "bob")
+        registry.retire("gone")
+
+    async def scenario() -> tuple[list[StoredSet], Ratings | None, list[str]]:
+        stop = asyncio.Event()
+        address: list[str] = []
+        runtime = LadderRuntime(settings, stop=stop, on_listen=address.append)
+        ladder = asyncio.ensure_future(runtime.run())
+        await _until(lambda: address)
+        refused = []
+        for bad in ("eh_0123456789abcdef_" + "x" * 43, retired.reveal()):
+            with pytest.raises(HandshakeRefused) as info:
+                await play_session(RandomBot(0), address[0], bad)
+            refused.append(info.value.reason)
+        bots = [asyncio.ensure_future(play_session(RandomBot(i), address[0], token.reveal()))
+                for i in range(2)]
+        await _until(lambda: any(s.status is SetStatus.COMPLETE
+                                 for s in runtime.sets.sets()))
+        with pytest.raises(HandshakeRefused) as info:  # both seats of the token are live
+            await play_session(RandomBot(9), address[0], token.reveal())
+        refused.append(info.value.reason)
+        stop.set()
+        await asyncio.wait_for(ladder, 60.0)
+        for bot in bots:
+            bot.cancel()
+        await asyncio.gather(*bots, return_exceptions=True)
+        sets, ratings = runtime.sets.sets(), runtime.ratings.current
+        runtime.close()
+        return sets, ratings, refused
+
+    sets, ratings, refused = asyncio.run(scenario())
+    assert refused == ["REFUSAL_REASON_BAD_TOKEN", "REFUSAL_REASON_BAD_TOKEN",
+                       "REFUSAL_REASON_TOKEN_IN_USE"]
+    complete = [s for s in sets if s.status is SetStatus.COMPLETE]
+    assert set(complete[0].base) == {"visitor", "house-random"}
+    assert ratings is not None and {"visitor", "house-random"} <= set(ratings.elo)
+    assert token.reveal().split("_")[2].encode() not in settings.store.read_bytes()
+
+
+def test_a_restart_cuts_short_unfinished_sets_and_restores_the_counts(
+        tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    with LadderStore(settings.store) as store:
+        registry = Registry(store)
+        registry.register("a", "ann")
+        registry.register("b", "bob")
+        mm = Matchmaker("four-handed")
+        (deal_set,) = mm.next_sets([Candidate("a", free_seats=2),
+                                    Candidate("b", free_seats=2)], 1)
+        SetLog(store).start(deal_set)
+    stop = asyncio.Event()
+    stop.set()  # start up, then stop at once
+    runtime = LadderRuntime(settings, stop=stop)
+    asyncio.run(runtime.run())
+    try:
+        (stored,) = runtime.sets.sets()
+        assert stored.status is SetStatus.CUT_SHORT and "stopped" in (stored.reason or "")
+        assert runtime.matchmaker.pair_counts[("a", "b")] == 1
+        assert runtime.matchmaker.next_index == 1
+        assert runtime.registry.get("house-random").owner == "house"
+    finally:
+        runtime.close()
