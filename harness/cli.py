@@ -181,6 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from harness.tournament import cli as tcli
     tcli.add_commands(sub)
+    from harness import cli_ladder
+    cli_ladder.register(sub)
     return ap
 
 

@@ -83,6 +83,11 @@ class LadderSettings:
     startup_timeout: float = 10.0
     poll_seconds: float = 1.0
 
+    @property
+    def seats_per_bot(self) -> int:
+        """Seats each bot holds in one game: 2 with same-bot partnerships, else 1."""
+        return Matchmaker(self.rules.form, partnerships=self.partnerships).seats_per_bot
+
 
 class LadderRuntime:
     """Runs one ladder until ``stop`` is set. ``on_listen`` is told the address."""
