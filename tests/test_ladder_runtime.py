@@ -5,6 +5,7 @@ a restart rebuilds ratings and cuts short the sets left in progress."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from harness.errors import HandshakeRefused
 from harness.ladder.matchmaking import Candidate, Matchmaker, SetStatus
+from harness.ladder.quarantine import QuarantinePolicy
 from harness.ladder.registry import Registry
 from harness.ladder.runtime import LadderRuntime, LadderSettings
 from harness.ladder.sets import SetLog, StoredSet
@@ -112,3 +114,34 @@ def test_a_restart_cuts_short_unfinished_sets_and_restores_the_counts(
         assert runtime.registry.get("house-random").owner == "house"
     finally:
         runtime.close()
+
+
+def test_a_bot_that_keeps_faulting_is_benched_and_gets_no_more_games(
+        tmp_path: Path) -> None:
+    faulty = Entrant("faulty", BotCommand((sys.executable, "-m", "sample_bots.faulty_bot",
+                                           "--mode", "illegal"), cwd=str(REPO)))
+    heuristic = Entrant("heuristic", BotCommand(
+        (sys.executable, "-m", "sample_bots.heuristic_bot"), cwd=str(REPO)))
+    settings = dataclasses.replace(
+        _settings(tmp_path), house=((HOUSE, 2), (heuristic, 2), (faulty, 2)),
+        quarantine=QuarantinePolicy(faults=2, window=3, base_seconds=3600.0))
+
+    async def scenario() -> tuple[list[StoredSet], int, str]:
+        stop = asyncio.Event()
+        runtime = LadderRuntime(settings, stop=stop)
+        ladder = asyncio.ensure_future(runtime.run())
+        await _until(lambda: runtime.quarantine.benched("faulty") is not None)
+        benched_after = len(runtime.sets.sets())
+        await _until(lambda: len(runtime.sets.sets()) >= benched_after + 3)
+        stop.set()
+        await asyncio.wait_for(ladder, 60.0)
+        bench = runtime.quarantine.benched("faulty")
+        assert bench is not None
+        sets = runtime.sets.sets()
+        runtime.close()
+        return sets, benched_after, bench.reason
+
+    sets, benched_after, reason = asyncio.run(scenario())
+    assert reason.startswith("2 faulted games in the last") and "illegal_action" in reason
+    assert all("faulty" not in s.base for s in sets[benched_after:])
+    assert any("faulty" in s.base for s in sets[:benched_after])

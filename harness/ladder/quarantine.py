@@ -10,8 +10,8 @@ but its count of past benches (which sets the next bench's length) stays.
 
 A game counts once per bot however many faults the bot had in it. Benches are kept in
 the ``ladder_benches`` table, so they survive a restart; the window of recent games is
-in memory and is refilled by the caller with :meth:`Quarantine.record` after a restart
-(for example from the bot's stored games, oldest first).
+in memory and is refilled by the caller with :meth:`Quarantine.remember` after a
+restart (from the stored games, oldest first).
 """
 
 from __future__ import annotations
@@ -90,9 +90,15 @@ class Quarantine:
     def _benches(self, bot: str) -> list[Bench]:
         with self._store.reading() as conn:
             rows = conn.execute(
-                "SELECT started_at, until, repeat, reason, lifted_at FROM ladder_benches "
-                "WHERE bot_id = ? ORDER BY id", (self._bot_id(conn, bot),)).fetchall()
+                "SELECT s.started_at, s.until, s.repeat, s.reason, s.lifted_at "
+                "FROM ladder_benches s JOIN ladder_bots b ON b.id = s.bot_id "
+                "WHERE b.name = ? ORDER BY s.id", (bot,)).fetchall()
         return [Bench(bot, *row) for row in rows]
+
+    def remember(self, bot: str, faults: Iterable[str] = ()) -> None:
+        """Put one past game of ``bot`` in its window without benching it (to refill
+        the windows from stored games after a restart, oldest first)."""
+        self._recent.setdefault(bot, deque(maxlen=self.policy.window)).append(tuple(faults))
 
     def record(self, bot: str, faults: Iterable[str] = ()) -> Bench | None:
         """Count one finished game of ``bot`` with the kinds of its faults in it (none
@@ -119,7 +125,7 @@ class Quarantine:
         return bench
 
     def benched(self, bot: str) -> Bench | None:
-        """``bot``'s bench in force now, or None."""
+        """``bot``'s bench in force now, or None (also for an unknown name)."""
         now = self._clock()
         active = [b for b in self._benches(bot) if b.active(now)]
         return active[-1] if active else None
@@ -136,7 +142,7 @@ class Quarantine:
         return [Bench(*row) for row in rows]
 
     def history(self, bot: str) -> list[Bench]:
-        """Every bench ``bot`` has had, oldest first."""
+        """Every bench ``bot`` has had, oldest first (none for an unknown name)."""
         return self._benches(bot)
 
     def lift(self, bot: str) -> Bench | None:

@@ -32,12 +32,14 @@ import math
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from harness.errors import ConfigError
 from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, Policy, SetProgress
 from harness.ladder.quarantine import Quarantine, QuarantinePolicy
 from harness.ladder.ratings import LadderRatings
+from harness.ladder.registry import Entrant as RegisteredBot
 from harness.ladder.registry import Registry
 from harness.ladder.sets import SetLog
 from harness.ladder.store import LadderStore
@@ -116,6 +118,11 @@ class LadderRuntime:
     # ------------------------------------------------------------------ start-up
 
     def _restore(self) -> None:
+        for entrant, _ in self.settings.house:
+            try:
+                self.registry.get(entrant.name)
+            except ConfigError:
+                self.registry.register(entrant.name, HOUSE_OWNER)  # its token is not needed
         self.results.ensure_tournament(self.settings.ladder_id, "ladder", {"kind": "ladder"})
         closed = self.sets.close_unfinished("the ladder stopped while it was played")
         if closed:
@@ -126,11 +133,16 @@ class LadderRuntime:
         rows = list(self.results.games(self.settings.ladder_id))
         self.ratings.add_games(SetLog.counted(rows, stored))
         self.ratings.refresh(force=True)
-        for entrant, _ in self.settings.house:
-            try:
-                self.registry.get(entrant.name)
-            except ConfigError:
-                self.registry.register(entrant.name, HOUSE_OWNER)  # its token is not needed
+        # Refill the quarantine's windows with each bot's games since its last bench.
+        since = {name: max((b.started_at for b in self.quarantine.history(name)),
+                           default=-math.inf)
+                 for name in {bot for row in rows for bot in row.seats}}
+        for row in sorted(rows, key=lambda r: (r.finished_at, r.game_key)):
+            finished = datetime.fromisoformat(row.finished_at).timestamp()
+            for bot in set(row.seats):
+                if finished >= since[bot]:
+                    self.quarantine.remember(bot, [f.kind.value for f in row.faults
+                                                   if f.bot == bot])
 
     def _sync_entrants(self, arena: Arena) -> None:
         """Add newly registered bots to the pool; park instances without a stream."""
@@ -166,7 +178,6 @@ class LadderRuntime:
     # ------------------------------------------------------------------ matching
 
     def _candidates(self, arena: Arena) -> list[Candidate]:
-        ratings = self.ratings.current
         out = []
         for entrant in self.registry.entrants():
             if entrant.name not in arena.pool.entrants:
@@ -178,12 +189,23 @@ class LadderRuntime:
             free = sum(1 for i in instances if not i.busy and (not remote or i.slot.live))
             if self.quarantine.benched(entrant.name) is not None:
                 free = 0
-            known = ratings is not None and entrant.name in ratings.elo
-            out.append(Candidate(
-                entrant.name, ratings.elo[entrant.name] if known and ratings else 0.0,
-                ratings.ci95[entrant.name] if known and ratings else math.inf,
-                self.matchmaker.appearances(entrant.name), free))
+            rating, ci95 = self._estimate(entrant)
+            out.append(Candidate(entrant.name, rating, ci95,
+                                 self.matchmaker.appearances(entrant.name), free))
         return out
+
+    def _estimate(self, entrant: RegisteredBot) -> tuple[float, float]:
+        """A bot's rating and interval for pairing: its own, else (a new version) the
+        newest rated older version's rating with an unknown interval, else 0."""
+        ratings = self.ratings.current
+        if ratings is None:
+            return 0.0, math.inf
+        if entrant.name in ratings.elo:
+            return ratings.elo[entrant.name], ratings.ci95[entrant.name]
+        for older in reversed(self.registry.lineage(entrant.name)[:-1]):
+            if older.name in ratings.elo:
+                return ratings.elo[older.name], math.inf
+        return 0.0, math.inf
 
     async def _play_set(self, arena: Arena, deal_set: DealSet) -> None:
         s = self.settings
