@@ -23,6 +23,8 @@ from harness.ratings import Ratings
 from harness.referee.outcome import TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
+from harness.referee.session import Registry as SessionRegistry
+from harness.referee.session import Slot
 from harness.rules.config import RulesConfig
 from harness.sdk import play_session
 from sample_bots.random_bot import RandomBot
@@ -145,3 +147,21 @@ def test_a_bot_that_keeps_faulting_is_benched_and_gets_no_more_games(
     assert reason.startswith("2 faulted games in the last") and "illegal_action" in reason
     assert all("faulty" not in s.base for s in sets[benched_after:])
     assert any("faulty" in s.base for s in sets[:benched_after])
+
+
+def test_the_referee_asks_the_resolver_only_for_tokens_it_did_not_issue() -> None:
+    asked: list[str] = []
+    tokens = SessionRegistry()
+    issued = tokens.add("house", 0, "issued-token")
+    spare = tokens.add("spare", 0, "other-token")
+    tokens.remove(spare)
+
+    def resolver(token: str) -> Slot | None:
+        asked.append(token)
+        return spare if token == "ladder-token" else None
+
+    tokens.resolver = resolver
+    assert tokens.lookup("issued-token") is issued
+    assert tokens.lookup("ladder-token") is spare
+    assert tokens.lookup("unknown") is None
+    assert asked == ["ladder-token", "unknown"]
