@@ -8,7 +8,7 @@ ladder token and plays uniformly random legal moves, and runs the ladder runtime
 process until ``--games`` games are stored. It reports:
 
 * games per second (wall clock) over the run;
-* the time of each ratings refresh (after every deal set): median, 95th percentile and
+* the time of each ratings refresh that fitted (after every deal set): median, 95th percentile and
   the last one, i.e. with all the games in;
 * before the run, the time of one refresh with ``--games`` games already stored (random
   results, every pairing of the bots played), without the referee;
@@ -71,12 +71,13 @@ class TimedRatings(LadderRatings):
     meter: Meter
 
     def refresh(self, *, force: bool = False) -> Ratings | None:
-        start, wall = time.thread_time(), time.perf_counter()
+        start, wall, before = time.thread_time(), time.perf_counter(), self.current
         try:
             return super().refresh(force=force)
         finally:
             self.meter.cpu += time.thread_time() - start
-            self.meter.refresh_s.append(time.perf_counter() - wall)
+            if self.current is not before:  # a fit happened
+                self.meter.refresh_s.append(time.perf_counter() - wall)
 
 
 class TimedRuntime(LadderRuntime):
@@ -108,7 +109,7 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
     settings = LadderSettings(store=store_path, log_dir=folder / "logs",
                               rules=RulesConfig(target=args.target),
                               time_control=TimeControl.parse("10+60"),
-                              concurrency=args.concurrency, poll_seconds=0.05)
+                              concurrency=args.concurrency)
     stop = asyncio.Event()
     address: list[str] = []
     meter = Meter()

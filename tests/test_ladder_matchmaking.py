@@ -44,6 +44,9 @@ def test_no_pairing_is_played_beyond_its_share() -> None:
     counts = [mm.pair_counts[pair_key(a, b)] for a, b in itertools.combinations(ratings, 2)]
     assert min(counts) > 0
     assert max(counts) <= 2 * min(counts) + 2
+    for bot in ratings:
+        assert mm.appearances(bot) == sum(v for pair, v in mm.pair_counts.items()
+                                          if bot in pair)
 
 
 def test_close_ratings_are_preferred_but_far_pairings_still_happen() -> None:

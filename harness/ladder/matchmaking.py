@@ -191,9 +191,17 @@ class Matchmaker:
         self.seed = seed
         self.duplicate = duplicate
         self.policy = policy or Policy()
-        self.pair_counts: Counter[Pair] = Counter(
-            {pair_key(*k): v for k, v in (pair_counts or {}).items()})
+        self.pair_counts: Counter[Pair] = Counter()  # read-only outside: see add_played
+        self._appearances: Counter[str] = Counter()
+        self.add_played(pair_counts or {})
         self.next_index = next_index
+
+    def add_played(self, pair_counts: Mapping[Pair, int]) -> None:
+        """Count sets already played (``{(a, b): sets}``), e.g. from the store."""
+        for (a, b), sets in pair_counts.items():
+            self.pair_counts[pair_key(a, b)] += sets
+            self._appearances[a] += sets
+            self._appearances[b] += sets
 
     # ------------------------------------------------------------------ shape
 
@@ -211,7 +219,7 @@ class Matchmaker:
 
     def appearances(self, name: str) -> int:
         """Sets ``name`` has played, counted once per other bot at the table."""
-        return sum(v for (a, b), v in self.pair_counts.items() if name in (a, b))
+        return self._appearances[name]
 
     # ------------------------------------------------------------------ choice
 
@@ -294,8 +302,7 @@ class Matchmaker:
             deal_set = self._deal_set(base)
             for name, seats in deal_set.seats.items():
                 free[name] -= seats
-            for a, b in itertools.combinations(deal_set.bots, 2):
-                self.pair_counts[pair_key(a, b)] += 1
+            self.add_played({pair: 1 for pair in itertools.combinations(deal_set.bots, 2)})
             bots = [Candidate(c.name, c.rating, c.ci95,
                               c.sets + (1 if c.name in deal_set.seats else 0), c.free_seats)
                     for c in bots]

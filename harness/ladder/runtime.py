@@ -128,7 +128,7 @@ class LadderRuntime:
         if closed:
             log.info("%d deal sets left unfinished by the last run are cut short", closed)
         stored = self.sets.sets()
-        self.matchmaker.pair_counts.update(SetLog.pair_counts(stored))
+        self.matchmaker.add_played(SetLog.pair_counts(stored))
         self.matchmaker.next_index = len(stored)
         rows = list(self.results.games(self.settings.ladder_id))
         self.ratings.add_games(SetLog.counted(rows, stored))
@@ -179,6 +179,7 @@ class LadderRuntime:
 
     def _candidates(self, arena: Arena) -> list[Candidate]:
         out = []
+        benched = {bench.bot for bench in self.quarantine.active()}
         for entrant in self.registry.entrants():
             if entrant.name not in arena.pool.entrants:
                 continue
@@ -187,7 +188,7 @@ class LadderRuntime:
             if remote and not any(i.slot.live for i in instances):
                 continue  # not connected
             free = sum(1 for i in instances if not i.busy and (not remote or i.slot.live))
-            if self.quarantine.benched(entrant.name) is not None:
+            if entrant.name in benched:
                 free = 0
             rating, ci95 = self._estimate(entrant)
             out.append(Candidate(entrant.name, rating, ci95,
