@@ -75,6 +75,13 @@ def test_a_registered_bot_dials_in_with_its_token_and_gets_rated(tmp_path: Path)
         with pytest.raises(HandshakeRefused) as info:  # both seats of the token are live
             await play_session(RandomBot(9), address[0], token.reveal())
         refused.append(info.value.reason)
+        with LadderStore(settings.store) as late_store:  # registered while it runs
+            _, late = Registry(late_store).register("late", "cat")
+        latecomer = asyncio.ensure_future(play_session(RandomBot(5), address[0],
+                                                       late.reveal()))
+        await _until(lambda: runtime.arena is not None and "late" in runtime.arena.pool.entrants
+                     and runtime.arena.pool.instances("late")[0].slot.live)
+        bots.append(latecomer)
         stop.set()
         await asyncio.wait_for(ladder, 60.0)
         for bot in bots:

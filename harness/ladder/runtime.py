@@ -113,7 +113,6 @@ class LadderRuntime:
         self._wake = asyncio.Event()
         self._running: set[asyncio.Task[None]] = set()
         self._parked: set[Instance] = set()
-        self.sets_played = 0
 
     # ------------------------------------------------------------------ start-up
 
@@ -168,7 +167,11 @@ class LadderRuntime:
         """The referee's resolver: a seat instance of the bot this token belongs to."""
         arena = self.arena
         entrant = self.registry.authenticate(token)
-        if arena is None or entrant is None or entrant.name not in arena.pool.entrants:
+        if arena is None or entrant is None:
+            return None
+        if entrant.name not in arena.pool.entrants:  # registered since the last round
+            self._sync_entrants(arena)
+        if entrant.name not in arena.pool.entrants:
             return None
         slots = [inst.slot for inst in arena.pool.instances(entrant.name)]
         free = sorted((s for s in slots if not s.live), key=lambda s: bool(s.game_id))
@@ -244,7 +247,6 @@ class LadderRuntime:
         self.ratings.add_games(played[t] for t in progress.counted_tables()
                                if t < len(played))
         self.ratings.refresh()
-        self.sets_played += 1
 
     def _start(self, arena: Arena, deal_set: DealSet) -> None:
         task = asyncio.ensure_future(self._play_set(arena, deal_set))
