@@ -8,7 +8,8 @@ ladder token and plays uniformly random legal moves, and runs the ladder runtime
 process until ``--games`` games are stored. It reports:
 
 * games per second (wall clock) over the run;
-* the time of each ratings refresh that fitted (after every deal set): median, 95th percentile and
+* the time of each ratings refresh that fitted (the runtime refits once a second, or
+  after 100 new games): median, 95th percentile and
   the last one, i.e. with all the games in;
 * before the run, the time of one refresh with ``--games`` games already stored (random
   results, every pairing of the bots played), without the referee;
@@ -53,6 +54,7 @@ class Meter:
 
     def __init__(self) -> None:
         self.cpu = 0.0
+        self.rating_cpu = 0.0
         self.refresh_s: list[float] = []
 
 
@@ -75,7 +77,7 @@ class TimedRatings(LadderRatings):
         try:
             return super().refresh(force=force)
         finally:
-            self.meter.cpu += time.thread_time() - start
+            self.meter.rating_cpu += time.thread_time() - start
             if self.current is not before:  # a fit happened
                 self.meter.refresh_s.append(time.perf_counter() - wall)
 
@@ -117,7 +119,8 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
     runtime.meter = meter
     mm = TimedMatchmaker(settings.rules.form, seed=settings.seed)
     mm.meter = meter
-    ratings = TimedRatings(runtime.store)
+    ratings = TimedRatings(runtime.store, every_games=settings.refresh_games,
+                           every_seconds=settings.refresh_seconds)
     ratings.meter = meter
     runtime.matchmaker, runtime.ratings = mm, ratings
     ladder = asyncio.ensure_future(runtime.run())
@@ -134,7 +137,7 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
         await asyncio.sleep(0.5)
         if not games0 and ratings.games:  # start the clock at the first game
             cpu0, wall0, games0 = time.process_time(), time.perf_counter(), ratings.games
-            meter.cpu, meter.refresh_s = 0.0, []
+            meter.cpu, meter.rating_cpu, meter.refresh_s = 0.0, 0.0, []
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     stop.set()
     await ladder
@@ -148,8 +151,10 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
     print(f"ratings refresh   median {statistics.median(refresh) * 1000:.1f} ms, "
           f"p95 {sorted(refresh)[int(0.95 * (len(refresh) - 1))] * 1000:.1f} ms, "
           f"last {refresh[-1] * 1000:.1f} ms (at {ratings.games} games)")
-    print(f"referee CPU       {cpu:.1f} s; choosing sets and ratings {meter.cpu:.2f} s "
-          f"({100 * meter.cpu / cpu:.1f}%)")
+    print(f"referee CPU       {cpu:.1f} s; choosing sets {meter.cpu:.2f} s "
+          f"({100 * meter.cpu / cpu:.1f}%), ratings {meter.rating_cpu:.2f} s "
+          f"({100 * meter.rating_cpu / cpu:.1f}%), together "
+          f"{100 * (meter.cpu + meter.rating_cpu) / cpu:.1f}%")
 
 
 def synthetic_refresh(bots: int, games: int, runs: int = 7) -> tuple[float, int]:

@@ -84,6 +84,8 @@ class LadderSettings:
     port: int = 0
     startup_timeout: float = 10.0
     poll_seconds: float = 1.0
+    refresh_seconds: float = 1.0
+    refresh_games: int = 100
 
     @property
     def seats_per_bot(self) -> int:
@@ -104,7 +106,8 @@ class LadderRuntime:
         self.registry = Registry(self.store)
         self.sets = SetLog(self.store)
         self.quarantine = Quarantine(self.store, settings.quarantine)
-        self.ratings = LadderRatings(self.store)
+        self.ratings = LadderRatings(self.store, every_games=settings.refresh_games,
+                                     every_seconds=settings.refresh_seconds)
         self.matchmaker = Matchmaker(settings.rules.form, partnerships=settings.partnerships,
                                      seed=settings.seed, duplicate=settings.duplicate,
                                      policy=settings.matchmaking)
@@ -281,6 +284,7 @@ class LadderRuntime:
                     slots = s.concurrency - len(self._running)
                     for deal_set in self.matchmaker.next_sets(self._candidates(arena), slots):
                         self._start(arena, deal_set)
+                    self.ratings.refresh()  # games not fitted yet, once it is due
                     self._wake.clear()
                     waker = asyncio.ensure_future(self._wake.wait())
                     await asyncio.wait((stopper, waker), timeout=s.poll_seconds,
