@@ -168,7 +168,7 @@ def synthetic_refresh(bots: int, games: int, runs: int = 7) -> tuple[float, int]
         won = rng.random() < 0.5
         rows.append(GameRow("bench", f"g{i}", "four-handed", i, (a, b, a, b),
                             Termination.NORMAL, (10, 5), (1, 2, 1, 2) if won else (2, 1, 2, 1),
-                            5, "", "", 1.0, {}))
+                            5, "", "", 1.0, {"tournament": {"sides": [[a], [b]]}}))
     ratings = LadderRatings()
     ratings.add_games(rows)
     times = []
