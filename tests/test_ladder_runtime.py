@@ -40,13 +40,14 @@ def _settings(tmp_path: Path) -> LadderSettings:
                           concurrency=1, house=((HOUSE, 2),), poll_seconds=0.2)
 
 
-async def _until(check: Callable[[], object], timeout: float = 120.0) -> None:
+async def _until(check: Callable[[], object], timeout: float = 120.0,
+                 state: Callable[[], object] = lambda: "") -> None:
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not check():
         if loop.time() > end:
-            raise AssertionError("timed out waiting for the ladder")
-        await asyncio.sleep(0.1)
+            raise AssertionError(f"timed out waiting for the ladder; {state()}")
+        await asyncio.sleep(0.02)
 
 
 def test_a_registered_bot_dials_in_with_its_token_and_gets_rated(tmp_path: Path) -> None:
@@ -172,3 +173,57 @@ def test_the_referee_asks_the_resolver_only_for_tokens_it_did_not_issue() -> Non
     assert tokens.lookup("ladder-token") is spare
     assert tokens.lookup("unknown") is None
     assert asked == ["ladder-token", "unknown"]
+
+
+def test_a_disconnect_cuts_the_set_short_and_the_bot_is_matched_again_on_return(
+        tmp_path: Path) -> None:
+    settings = dataclasses.replace(_settings(tmp_path), rules=RulesConfig())  # longer games
+    with LadderStore(settings.store) as store:
+        _, token = Registry(store).register("visitor", "ann", concurrency=2)
+
+    def in_first_table(runtime: LadderRuntime) -> bool:
+        arena = runtime.arena
+        return arena is not None and "visitor" in arena.pool.entrants and any(
+            i.slot.game_id.endswith("/t0") for i in arena.pool.instances("visitor"))
+
+    async def scenario() -> list[StoredSet]:
+        stop = asyncio.Event()
+        address: list[str] = []
+        runtime = LadderRuntime(settings, stop=stop, on_listen=address.append)
+        ladder = asyncio.ensure_future(runtime.run())
+        await _until(lambda: address)
+
+        def connect() -> list[asyncio.Future[str]]:
+            return [asyncio.ensure_future(play_session(RandomBot(i), address[0],
+                                                       token.reveal())) for i in range(2)]
+
+        def state() -> str:
+            arena = runtime.arena
+            seats = [(i.slot.game_id, i.busy, i.slot.live) for name in ("visitor", "house-random")
+                     for i in (arena.pool.instances(name) if arena else [])]
+            return f"sets {runtime.sets.sets()}, seats {seats}"
+
+        bots = connect()
+        await _until(lambda: in_first_table(runtime), state=state)
+        for bot in bots:  # the bot goes away in the middle of the set's first game
+            bot.cancel()
+        await asyncio.gather(*bots, return_exceptions=True)
+        await _until(lambda: any(s.status is SetStatus.CUT_SHORT
+                                 for s in runtime.sets.sets()), state=state)
+        cut = len(runtime.sets.sets())
+        bots = connect()
+        await _until(lambda: any(s.status is SetStatus.COMPLETE and "visitor" in s.base
+                                 for s in runtime.sets.sets()[cut:]), state=state)
+        stop.set()
+        await asyncio.wait_for(ladder, 60.0)
+        for bot in bots:
+            bot.cancel()
+        await asyncio.gather(*bots, return_exceptions=True)
+        sets = runtime.sets.sets()
+        runtime.close()
+        return sets
+
+    sets = asyncio.run(scenario())
+    cut_short = [s for s in sets if s.status is SetStatus.CUT_SHORT]
+    assert "visitor" in cut_short[0].base and cut_short[0].reason == "visitor: disconnect"
+    assert all("stopped" in (s.reason or "") for s in cut_short[1:])  # stopping the ladder

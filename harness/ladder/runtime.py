@@ -30,6 +30,7 @@ import contextlib
 import logging
 import math
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -46,7 +47,7 @@ from harness.ladder.store import LadderStore
 from harness.referee.arena import Arena
 from harness.referee.outcome import FaultKind, FaultPolicy, Termination, TimeControl
 from harness.referee.pool import Entrant, Instance
-from harness.referee.session import Slot
+from harness.referee.session import Session, Slot
 from harness.results.rows import to_row
 from harness.rules.config import RulesConfig
 from harness.store import ResultsStore
@@ -116,6 +117,8 @@ class LadderRuntime:
         self._wake = asyncio.Event()
         self._running: set[asyncio.Task[None]] = set()
         self._parked: set[Instance] = set()
+        # id(slot) -> when the resolver handed it out, and the session it had then
+        self._claimed: dict[int, tuple[float, Session | None]] = {}
 
     # ------------------------------------------------------------------ start-up
 
@@ -176,12 +179,33 @@ class LadderRuntime:
             self._sync_entrants(arena)
         if entrant.name not in arena.pool.entrants:
             return None
+        # A slot handed to a stream stays claimed until that stream's handshake is done
+        # (it is live then) or has had its time: two streams dialing at once must not
+        # get the same slot.
+        now = time.monotonic()
+        window = arena.server.handshake_timeout
+
+        def claimed(slot: Slot) -> bool:
+            when, session = self._claimed.get(id(slot), (-math.inf, None))
+            return slot.session is session and now < when + window
+
         slots = [inst.slot for inst in arena.pool.instances(entrant.name)]
-        free = sorted((s for s in slots if not s.live), key=lambda s: bool(s.game_id))
+        free = sorted((s for s in slots if not s.live and not claimed(s)),
+                      key=lambda s: bool(s.game_id))
         self._wake.set()
-        return free[0] if free else slots[0]
+        if not free:  # every seat is live (TOKEN_IN_USE) or being connected (refused)
+            return next((s for s in slots if s.live), None)
+        self._claimed[id(free[0])] = (now, free[0].session)
+        return free[0]
 
     # ------------------------------------------------------------------ matching
+
+    def _ready(self, arena: Arena, name: str) -> int:
+        """Seats ``name`` can take now: free instances with a stream (any free instance
+        of a house bot, which the pool starts on demand)."""
+        remote = name not in self._house
+        return sum(1 for i in arena.pool.instances(name)
+                   if not i.busy and (not remote or i.slot.live))
 
     def _candidates(self, arena: Arena) -> list[Candidate]:
         out = []
@@ -189,13 +213,10 @@ class LadderRuntime:
         for entrant in self.registry.entrants():
             if entrant.name not in arena.pool.entrants:
                 continue
-            instances = arena.pool.instances(entrant.name)
             remote = entrant.name not in self._house
-            if remote and not any(i.slot.live for i in instances):
+            if remote and not any(i.slot.live for i in arena.pool.instances(entrant.name)):
                 continue  # not connected
-            free = sum(1 for i in instances if not i.busy and (not remote or i.slot.live))
-            if entrant.name in benched:
-                free = 0
+            free = 0 if entrant.name in benched else self._ready(arena, entrant.name)
             rating, ci95 = self._estimate(entrant)
             out.append(Candidate(entrant.name, rating, ci95,
                                  self.matchmaker.appearances(entrant.name), free))
@@ -228,6 +249,10 @@ class LadderRuntime:
                 progress.cut_short(f"{', '.join(benched)} benched")
                 break
             self._sync_entrants(arena)
+            gone = [b for b, seats in deal_set.seats.items() if self._ready(arena, b) < seats]
+            if gone:  # the pool would wait for its seats: never hold the others up
+                progress.cut_short(f"{', '.join(gone)}: not connected")
+                break
             result = await arena.play(game.key, s.rules, game.seed, game.seats,
                                       time_control=s.time_control, policy=s.fault_policy)
             if result.termination is Termination.INTERRUPTED:
