@@ -21,7 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("harness.protocol",),
     ("harness.referee", "harness.cluster", "harness.sdk", "harness.human", "harness.search"),
     ("harness.ratings", "harness.sprt", "harness.store", "harness.results", "harness.web"),
-    ("harness.tournament",),
+    ("harness.tournament", "harness.ladder"),
     ("harness.cli", "harness.__main__"),
 )
 GENERATED = "harness._generated"

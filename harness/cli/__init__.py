@@ -15,13 +15,14 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from harness.cli import ctl, match, play, ratings, replay, report, run, serve, sprt
+from harness.cli import ctl, ladder, match, play, ratings, replay, report, run, serve, sprt
 from harness.cli.common import os_error_line
 from harness.errors import HarnessError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-COMMANDS: tuple[ModuleType, ...] = (run, match, sprt, ratings, replay, report, serve, ctl, play)
+COMMANDS: tuple[ModuleType, ...] = (run, match, sprt, ratings, replay, report, serve, ladder,
+                                    ctl, play)
 
 DESCRIPTION = """\
 A referee, tournament runner and rating tool for Euchre bots. Bots are programs in any

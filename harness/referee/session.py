@@ -22,7 +22,7 @@ import asyncio
 import enum
 import itertools
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import grpc
@@ -94,6 +94,9 @@ class Registry:
 
     def __init__(self) -> None:
         self._slots: dict[str, Slot] = {}
+        # Asked for a token this registry did not issue (a standing ladder looks its
+        # bots' tokens up by hash): the slot the stream should take, or None.
+        self.resolver: Callable[[str], Slot | None] | None = None
 
     def add(self, name: str, instance: int, token: str | None = None, *,
             remote: bool = False, requires: tuple[int, int] | None = None) -> Slot:
@@ -108,7 +111,10 @@ class Registry:
         self._slots.pop(slot.token, None)
 
     def lookup(self, token: str) -> Slot | None:
-        return self._slots.get(token)
+        slot = self._slots.get(token)
+        if slot is None and self.resolver is not None:
+            slot = self.resolver(token)
+        return slot
 
     def __iter__(self) -> Iterator[Slot]:
         return iter(list(self._slots.values()))

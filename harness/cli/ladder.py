@@ -1,0 +1,177 @@
+"""``euchre-harness ladder CONFIG [ACTION]``: run a standing ladder, or manage its
+entrants and read its standings straight from its store.
+
+    euchre-harness ladder examples/ladder.toml                      run it (Ctrl-C stops)
+    euchre-harness ladder examples/ladder.toml register NAME --owner WHO [--concurrency N]
+    euchre-harness ladder examples/ladder.toml new-version NAME
+    euchre-harness ladder examples/ladder.toml rotate NAME | retire NAME | restore NAME
+    euchre-harness ladder examples/ladder.toml lift NAME              end a bench
+    euchre-harness ladder examples/ladder.toml standings [--latest]
+
+The configuration is a tournament file (rules, ``tc``, ``fault_policy``,
+``partnerships``, ``duplicate``, ``seed``, ``concurrency`` = deal sets at once,
+``output``); its ``[[bot]]`` entries with a ``command`` are the house bots. The store is
+``<output>/ladder.sqlite``. The actions work while the ladder runs (new registrations are
+picked up within a second). ``register``, ``new-version`` and ``rotate`` print the
+token once, on stdout, and nowhere else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from tabulate import tabulate
+
+from harness.errors import ConfigError
+from harness.ladder.quarantine import Quarantine
+from harness.ladder.ratings import LadderRatings
+from harness.ladder.registry import Registry, Token
+from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.sets import SetLog
+from harness.ladder.store import LadderStore
+from harness.results.rating import Sweep
+from harness.store import ResultsStore
+from harness.tournament.config import TournamentConfig, load_config
+
+__all__ = ["STORE_NAME", "register", "settings_from"]
+
+STORE_NAME = "ladder.sqlite"
+
+
+def register(sub: Any) -> None:
+    """Add the ``ladder`` command to the CLI's subparsers."""
+    p = sub.add_parser("ladder", help="run a standing ladder, or manage its bots",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("config", type=Path, help="the ladder's configuration (TOML)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    p.add_argument("--port", type=int, default=50051, help="port to listen on (0: any)")
+    actions = p.add_subparsers(dest="action", metavar="ACTION",
+                               help="manage the ladder's bots (default: run the ladder)")
+
+    def action(name: str, text: str) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = actions.add_parser(
+            name, help=text, description=text[0].upper() + text[1:] + ".")
+        return parser
+
+    r = action("register", "register a bot and print its token once")
+    r.add_argument("name", help="the bot's name (letters, digits, '.', '_', '-')")
+    r.add_argument("--owner", required=True, help="who runs the bot")
+    r.add_argument("--description", default="", help="a line about the bot")
+    r.add_argument("--concurrency", type=int, default=None,
+                   help="seats it may hold at once; one stream each (default: the seats "
+                        "of one game, 2 for same-bot partnerships, else 1)")
+    v = action("new-version", "register NAME@N+1 and print its token")
+    v.add_argument("name", help="the bot whose next version this is")
+    for name, text in (("rotate", "print a new token; the old one stops working"),
+                       ("retire", "stop a bot from playing"),
+                       ("restore", "bring a retired bot back"),
+                       ("lift", "end a bot's bench")):
+        action(name, text).add_argument("name", help="the bot's name")
+    st = action("standings", "print the current standings")
+    st.add_argument("--latest", action="store_true", help="only the newest version of a bot")
+    p.set_defaults(handler=handle)
+
+
+def settings_from(config: TournamentConfig, *, host: str, port: int) -> LadderSettings:
+    """The ladder settings a tournament-schema configuration describes."""
+    remote = [b.name for b in config.bots if b.remote]
+    if remote:
+        raise ConfigError("bot", f"a ladder's bots register with `ladder CONFIG register`; "
+                                 f"remove the token entries {', '.join(remote)}")
+    settings = LadderSettings(
+        store=config.output / STORE_NAME, log_dir=config.output / "logs",
+        rules=config.rules, time_control=config.time_control,
+        fault_policy=config.fault_policy, partnerships=config.partnerships,
+        duplicate=config.duplicate, seed=config.seed, concurrency=config.concurrency,
+        ladder_id=config.id, host=host, port=port)
+    # Enough seats for a house bot to sit in every set that may run at once (its
+    # processes start only when a game needs them).
+    seats = settings.seats_per_bot * config.concurrency
+    return dataclasses.replace(settings, house=tuple((b.entrant(), seats)
+                                                     for b in config.bots))
+
+
+def _show_token(name: str, token: Token) -> None:
+    print(f"{name}: {token.reveal()}")
+    print("keep this token: it is shown only once", file=sys.stderr)
+
+
+def _standings(store: LadderStore, settings: LadderSettings, latest: bool) -> None:
+    with ResultsStore(settings.store) as results:
+        rows = SetLog.counted(results.games(settings.ladder_id), SetLog(store).sets())
+    ratings = LadderRatings()
+    ratings.add_games(rows)
+    ratings.refresh(force=True)
+    quarantine = Quarantine(store)
+    table = []
+    for row in ratings.standings(Registry(store).entrants(include_retired=True),
+                                 latest_only=latest):
+        bench = quarantine.benched(row["name"])
+        if row.get("sweep"):
+            sweep = Sweep(row["sweep"])
+            elo = sweep.describe(row["upper" if sweep is Sweep.ALL_LOST else "lower"])
+        else:
+            elo = "-" if row["elo"] is None else f"{row['elo']:+.0f} ± {row['ci95']:.0f}"
+        note = ("retired" if row["retired"] else f"benched: {bench.reason}" if bench
+                else f"rating of {row['inherited_from']}" if row["inherited_from"] else "")
+        table.append((row["name"], row["owner"], elo, f"{row['games']:g}", note))
+    print(tabulate(table, headers=("bot", "owner", "elo", "games", "")))
+
+
+def _act(args: argparse.Namespace, settings: LadderSettings) -> int:
+    with LadderStore(settings.store) as store:
+        registry = Registry(store)
+        if args.action == "register":
+            entrant, token = registry.register(
+                args.name, args.owner, description=args.description,
+                concurrency=settings.seats_per_bot if args.concurrency is None
+                else args.concurrency)
+            _show_token(entrant.name, token)
+        elif args.action == "new-version":
+            entrant, token = registry.new_version(args.name)
+            _show_token(entrant.name, token)
+        elif args.action == "rotate":
+            _show_token(args.name, registry.rotate(args.name))
+        elif args.action == "retire":
+            registry.retire(args.name)
+        elif args.action == "restore":
+            registry.restore(args.name)
+        elif args.action == "lift":
+            registry.get(args.name)
+            if Quarantine(store).lift(args.name) is None:
+                print(f"{args.name} is not benched", file=sys.stderr)
+        else:
+            _standings(store, settings, args.latest)
+    return 0
+
+
+def _run(settings: LadderSettings) -> int:
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        runtime = LadderRuntime(settings, stop=stop, on_listen=lambda address: print(
+            f"ladder on {address}; store {settings.store}", file=sys.stderr))
+        try:
+            await runtime.run()
+        finally:
+            runtime.close()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+    asyncio.run(main())
+    return 0
+
+
+def handle(args: argparse.Namespace) -> int:
+    settings = settings_from(load_config(args.config), host=args.host, port=args.port)
+    if args.action is None:
+        return _run(settings)
+    return _act(args, settings)

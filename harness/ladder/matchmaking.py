@@ -1,0 +1,310 @@
+"""Which game the ladder plays next: pure, no I/O, no clock, no randomness.
+
+The unit of play is a *deal set*: one deal seed played at one table per team, with the
+seats rotated by one position from table to table (as in tournaments, see
+:mod:`harness.tournament.schedule`), so every side holds every hand once. A set counts
+only once every table is played; a set cut short (a bot disconnected, or was benched)
+is recorded as such, and only its forfeited tables count (so leaving never pays).
+
+Choosing a set (:meth:`Matchmaker.next_sets`), given every *connected* bot as a
+:class:`Candidate` (busy ones too, with no free seats) and the number of sets that may
+start now:
+
+1. **Focus.** The bot to serve first is the available one that most needs games:
+   provisional bots (fewer than ``Policy.provisional_sets`` sets) first, fewest sets
+   first; then the widest 95% interval; then fewest sets; then name.
+2. **Opponents.** Every other available bot gets a cost
+   ``((R_a - R_b) / closeness_elo)² + repeat_weight * n_ab / share_ab``, where ``n_ab``
+   is how many sets the two have played together and ``share_ab`` the focal bot's
+   sets spread evenly over the connected bots it could meet. Close ratings are cheap,
+   pairings played more than their share are dear. A pairing played more than
+   ``repeat_cap * (share + 1)`` times is not chosen at all while others are available.
+   The cheapest opponent wins (ties by name). Cutthroat and mixed partnerships add the
+   cheapest remaining bot, counting its cost against every bot already chosen, until
+   the table is full; mixed partnerships then split the four into the two partnerships
+   of closest total rating (ties: the split whose partners played together least).
+3. **Seats.** Same-bot partnerships seat two copies of each bot (``a b a b``), which
+   needs two free seats of each; every other form needs one seat per bot.
+
+Each set started updates the pairing counts at once, so sets chosen in one call (and
+sets still running) spread over different pairings.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from harness.errors import ConfigError
+from harness.rules.config import Form
+from harness.tournament.schedule import PARTNERSHIPS, ScheduledGame, deal_seed
+
+__all__ = [
+    "Candidate",
+    "DealSet",
+    "Matchmaker",
+    "Policy",
+    "SetProgress",
+    "SetStatus",
+    "pair_key",
+]
+
+Pair = tuple[str, str]
+
+
+def pair_key(a: str, b: str) -> Pair:
+    """The unordered pair ``{a, b}`` as a sorted tuple."""
+    return (a, b) if a <= b else (b, a)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A connected bot as the matchmaker sees it. ``free_seats`` is how many more seats
+    it may take now (its concurrency minus the seats it holds; 0 when busy or benched),
+    ``sets`` how many deal sets it has played, ``rating`` and ``ci95`` its current Elo
+    and half-width of its 95% interval (give a wide interval to an unrated bot)."""
+
+    name: str
+    rating: float = 0.0
+    ci95: float = math.inf
+    sets: int = 0
+    free_seats: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """The matchmaker's knobs (see the module docstring)."""
+
+    provisional_sets: int = 4
+    closeness_elo: float = 200.0
+    repeat_weight: float = 1.0
+    repeat_cap: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.provisional_sets < 0:
+            raise ConfigError("provisional_sets", "must be >= 0")
+        for option in ("closeness_elo", "repeat_cap"):
+            if not getattr(self, option) > 0:
+                raise ConfigError(option, "must be > 0")
+        if not self.repeat_weight >= 0:
+            raise ConfigError("repeat_weight", "must be >= 0")
+
+
+@dataclass(frozen=True)
+class DealSet:
+    """One deal set to play: its games (one per table, same seed, seats rotated) and
+    the seats each bot holds during one of its games."""
+
+    index: int
+    key: str
+    seed: int
+    base: tuple[str, ...]
+    games: tuple[ScheduledGame, ...]
+
+    @property
+    def bots(self) -> tuple[str, ...]:
+        """The distinct bots of the set, in seat order of the base arrangement."""
+        return tuple(dict.fromkeys(self.base))
+
+    @property
+    def seats(self) -> dict[str, int]:
+        """Seats per bot in one game of the set."""
+        return dict(Counter(self.base))
+
+
+class SetStatus(enum.Enum):
+    IN_PROGRESS = "in_progress"
+    COMPLETE = "complete"
+    CUT_SHORT = "cut_short"
+
+
+@dataclass
+class SetProgress:
+    """How far a deal set got. :meth:`finish` each table as it ends (``forfeit`` when a
+    fault decided it); :meth:`cut_short` when the set cannot go on."""
+
+    deal_set: DealSet
+    finished: dict[int, bool] = field(default_factory=dict)  # table -> forfeited
+    reason: str | None = None
+
+    def finish(self, table: int, *, forfeit: bool = False) -> None:
+        if not 0 <= table < len(self.deal_set.games):
+            raise ValueError(f"{self.deal_set.key}: no table {table}")
+        if table in self.finished:
+            raise ValueError(f"{self.deal_set.key}: table {table} already finished")
+        self.finished[table] = forfeit
+
+    def cut_short(self, reason: str) -> None:
+        if self.status is SetStatus.COMPLETE:
+            raise ValueError(f"{self.deal_set.key}: already complete")
+        self.reason = reason
+
+    @property
+    def status(self) -> SetStatus:
+        if len(self.finished) == len(self.deal_set.games):
+            return SetStatus.COMPLETE
+        return SetStatus.IN_PROGRESS if self.reason is None else SetStatus.CUT_SHORT
+
+    def next_table(self) -> int | None:
+        """The lowest table not yet finished, or None when complete or cut short."""
+        if self.status is not SetStatus.IN_PROGRESS:
+            return None
+        return min(t for t in range(len(self.deal_set.games)) if t not in self.finished)
+
+    def counted_tables(self) -> list[int]:
+        """The tables whose results count: all of a complete set; of a set cut short,
+        only those a fault decided; none while in progress."""
+        status = self.status
+        if status is SetStatus.COMPLETE:
+            return sorted(self.finished)
+        if status is SetStatus.CUT_SHORT:
+            return sorted(t for t, forfeit in self.finished.items() if forfeit)
+        return []
+
+
+def _sides(form: Form, mixed: bool, seats: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    if form is not Form.FOUR_HANDED:
+        return tuple((name,) for name in seats)
+    if mixed:
+        return (tuple(sorted(seats[0::2])), tuple(sorted(seats[1::2])))
+    return ((seats[0],), (seats[1],))
+
+
+class Matchmaker:
+    """Chooses deal sets (see the module docstring). ``pair_counts`` restores the sets
+    played per unordered pair of bots and ``next_index`` the next set number, after a
+    restart; ``duplicate=False`` plays one table per set."""
+
+    def __init__(self, form: Form | str, *, partnerships: str = "same", seed: int = 0,
+                 duplicate: bool = True, policy: Policy | None = None,
+                 pair_counts: Mapping[Pair, int] | None = None, next_index: int = 0) -> None:
+        self.form = Form.parse(form)
+        if partnerships not in PARTNERSHIPS:
+            raise ConfigError("partnerships", f"must be 'same' or 'mixed'; got {partnerships!r}")
+        if partnerships == "mixed" and self.form is not Form.FOUR_HANDED:
+            raise ConfigError("partnerships", "'mixed' needs four-handed rules")
+        self.mixed = partnerships == "mixed"
+        self.seed = seed
+        self.duplicate = duplicate
+        self.policy = policy or Policy()
+        self.pair_counts: Counter[Pair] = Counter()  # read-only outside: see add_played
+        self._appearances: Counter[str] = Counter()
+        self.add_played(pair_counts or {})
+        self.next_index = next_index
+
+    def add_played(self, pair_counts: Mapping[Pair, int]) -> None:
+        """Count sets already played (``{(a, b): sets}``), e.g. from the store."""
+        for (a, b), sets in pair_counts.items():
+            self.pair_counts[pair_key(a, b)] += sets
+            self._appearances[a] += sets
+            self._appearances[b] += sets
+
+    # ------------------------------------------------------------------ shape
+
+    @property
+    def bots_per_set(self) -> int:
+        """Distinct bots in one set."""
+        if self.form is Form.FOUR_HANDED and not self.mixed:
+            return 2
+        return self.form.players
+
+    @property
+    def seats_per_bot(self) -> int:
+        """Seats each bot holds in one game."""
+        return self.form.players // self.bots_per_set
+
+    def appearances(self, name: str) -> int:
+        """Sets ``name`` has played, counted once per other bot at the table."""
+        return self._appearances[name]
+
+    # ------------------------------------------------------------------ choice
+
+    def _cost(self, a: Candidate, b: Candidate, share: float) -> float:
+        close = ((a.rating - b.rating) / self.policy.closeness_elo) ** 2
+        count = self.pair_counts[pair_key(a.name, b.name)]
+        return close + self.policy.repeat_weight * count / max(share, 1.0)
+
+    def _need(self, c: Candidate) -> tuple[int, float, int, str]:
+        provisional = c.sets < self.policy.provisional_sets
+        return (0 if provisional else 1, c.sets if provisional else -c.ci95, c.sets, c.name)
+
+    def _choose(self, connected: Sequence[Candidate],
+                free: Mapping[str, int]) -> tuple[str, ...] | None:
+        need = self.seats_per_bot
+        available = sorted((c for c in connected if free[c.name] >= need), key=self._need)
+        if len(available) < self.bots_per_set:
+            return None
+        others = max(len(connected) - 1, 1)
+        for focal in available:
+            share = self.appearances(focal.name) / others
+            cap = self.policy.repeat_cap * (share + 1.0)
+            chosen = [focal]
+            pool = [c for c in available if c.name != focal.name
+                    and self.pair_counts[pair_key(focal.name, c.name)] < cap]
+            while len(chosen) < self.bots_per_set and pool:
+                best = min(pool, key=lambda c: (
+                    sum(self._cost(m, c, share) for m in chosen), c.name))
+                chosen.append(best)
+                pool.remove(best)
+            if len(chosen) == self.bots_per_set:
+                return self._arrange(chosen)
+        return None
+
+    def _arrange(self, chosen: list[Candidate]) -> tuple[str, ...]:
+        names = [c.name for c in chosen]
+        if self.form is Form.FOUR_HANDED and not self.mixed:
+            return (names[0], names[1], names[0], names[1])
+        if not self.mixed:
+            return tuple(names)
+        rating = {c.name: c.rating for c in chosen}
+        a, rest = names[0], names[1:]
+        splits = []
+        for partner in rest:
+            p = (a, partner)
+            q = tuple(n for n in rest if n != partner)
+            gap = abs(sum(rating[n] for n in p) - sum(rating[n] for n in q))
+            together = self.pair_counts[pair_key(*p)] + self.pair_counts[pair_key(*q)]
+            splits.append((gap, together, p, q))
+        _, _, p, q = min(splits)
+        return (p[0], q[0], p[1], q[1])
+
+    def _deal_set(self, base: tuple[str, ...]) -> DealSet:
+        index = self.next_index
+        self.next_index += 1
+        key = f"ladder/{index:09d}"
+        seed = deal_seed(self.seed, index)
+        players = len(base)
+        tables = (3 if self.form is Form.CUTTHROAT else 2) if self.duplicate else 1
+        games = []
+        for t in range(tables):
+            seats = tuple(base[(s + t) % players] for s in range(players))
+            games.append(ScheduledGame(key=f"{key}/t{t}", seats=seats, seed=seed, group=key,
+                                       table=t, sides=_sides(self.form, self.mixed, seats)))
+        return DealSet(index=index, key=key, seed=seed, base=base, games=tuple(games))
+
+    def next_sets(self, connected: Iterable[Candidate], slots: int) -> list[DealSet]:
+        """Up to ``slots`` deal sets to start now among the ``connected`` bots (names
+        must be distinct). Each set chosen is counted at once and takes its seats from
+        the bots' free seats for the rest of this call."""
+        bots = list(connected)
+        if len({c.name for c in bots}) != len(bots):
+            raise ConfigError("connected", "bot names must be distinct")
+        free = {c.name: c.free_seats for c in bots}
+        started: list[DealSet] = []
+        while len(started) < slots:
+            base = self._choose(bots, free)
+            if base is None:
+                break
+            deal_set = self._deal_set(base)
+            for name, seats in deal_set.seats.items():
+                free[name] -= seats
+            self.add_played({pair: 1 for pair in itertools.combinations(deal_set.bots, 2)})
+            bots = [Candidate(c.name, c.rating, c.ci95,
+                              c.sets + (1 if c.name in deal_set.seats else 0), c.free_seats)
+                    for c in bots]
+            started.append(deal_set)
+        return started

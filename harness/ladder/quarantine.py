@@ -1,0 +1,160 @@
+"""Benching bots that fault too often.
+
+A bot with ``faults`` faulted games among its last ``window`` games is *benched*: the
+matchmaker gives it no games until the bench ends. The n-th bench of a bot lasts
+``base_seconds * growth ** (n - 1)``, capped at ``max_seconds``, so a bot that keeps
+faulting sits out longer each time. Every bench records its reason (how many faults of
+which kinds) for the standings, and the operator can :meth:`Quarantine.lift` it early.
+Benching clears the bot's window: it comes back with a clean slate of recent games,
+but its count of past benches (which sets the next bench's length) stays.
+
+A game counts once per bot however many faults the bot had in it. Benches are kept in
+the ``ladder_benches`` table, so they survive a restart; the window of recent games is
+in memory and is refilled by the caller with :meth:`Quarantine.remember` after a
+restart (from the stored games, oldest first).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from harness.errors import ConfigError
+from harness.ladder.store import LadderStore
+
+__all__ = ["Bench", "Quarantine", "QuarantinePolicy"]
+
+
+@dataclass(frozen=True, slots=True)
+class QuarantinePolicy:
+    """``faults`` faulted games among the last ``window`` bench a bot; the n-th bench
+    lasts ``base_seconds * growth ** (n - 1)``, at most ``max_seconds``."""
+
+    faults: int = 3
+    window: int = 10
+    base_seconds: float = 300.0
+    growth: float = 2.0
+    max_seconds: float = 86400.0
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.faults <= self.window:
+            raise ConfigError("faults", f"must be from 1 to window ({self.window}); "
+                                        f"got {self.faults}")
+        if not self.base_seconds > 0:
+            raise ConfigError("base_seconds", "must be > 0")
+        if not self.growth >= 1:
+            raise ConfigError("growth", "must be >= 1")
+        if not self.max_seconds >= self.base_seconds:
+            raise ConfigError("max_seconds", "must be >= base_seconds")
+
+    def duration(self, repeat: int) -> float:
+        """How long the ``repeat``-th bench (1 for the first) lasts, in seconds."""
+        return min(self.max_seconds, self.base_seconds * self.growth ** (repeat - 1))
+
+
+@dataclass(frozen=True, slots=True)
+class Bench:
+    """One bench of one bot (times are the quarantine clock's, in seconds)."""
+
+    bot: str
+    started_at: float
+    until: float
+    repeat: int
+    reason: str
+    lifted_at: float | None = None
+
+    def active(self, now: float) -> bool:
+        return self.lifted_at is None and now < self.until
+
+
+class Quarantine:
+    """Counts faults per bot and benches those over the limit. ``clock`` gives seconds
+    (wall-clock by default, since benches outlive the process)."""
+
+    def __init__(self, store: LadderStore, policy: QuarantinePolicy | None = None, *,
+                 clock: Callable[[], float] = time.time) -> None:
+        self._store = store
+        self.policy = policy or QuarantinePolicy()
+        self._clock = clock
+        self._recent: dict[str, deque[tuple[str, ...]]] = {}
+
+    def _bot_id(self, conn: Any, bot: str) -> int:
+        row = conn.execute("SELECT id FROM ladder_bots WHERE name = ?", (bot,)).fetchone()
+        if row is None:
+            raise ConfigError("name", f"no bot named {bot!r} is registered")
+        return int(row[0])
+
+    def _benches(self, bot: str) -> list[Bench]:
+        with self._store.reading() as conn:
+            rows = conn.execute(
+                "SELECT s.started_at, s.until, s.repeat, s.reason, s.lifted_at "
+                "FROM ladder_benches s JOIN ladder_bots b ON b.id = s.bot_id "
+                "WHERE b.name = ? ORDER BY s.id", (bot,)).fetchall()
+        return [Bench(bot, *row) for row in rows]
+
+    def remember(self, bot: str, faults: Iterable[str] = ()) -> None:
+        """Put one past game of ``bot`` in its window without benching it (to refill
+        the windows from stored games after a restart, oldest first)."""
+        self._recent.setdefault(bot, deque(maxlen=self.policy.window)).append(tuple(faults))
+
+    def record(self, bot: str, faults: Iterable[str] = ()) -> Bench | None:
+        """Count one finished game of ``bot`` with the kinds of its faults in it (none
+        for a clean game). Returns the new bench when this game sends it to the bench."""
+        kinds = tuple(faults)
+        window = self._recent.setdefault(bot, deque(maxlen=self.policy.window))
+        window.append(kinds)
+        faulted = [k for k in window if k]
+        if len(faulted) < self.policy.faults or self.benched(bot) is not None:
+            return None
+        summary = Counter(kind for game in faulted for kind in game)
+        reason = (f"{len(faulted)} faulted games in the last {len(window)}: "
+                  + ", ".join(f"{kind} x{n}" for kind, n in sorted(summary.items())))
+        now = self._clock()
+        with self._store.writing() as conn:
+            bot_id = self._bot_id(conn, bot)
+            (before,) = conn.execute("SELECT COUNT(*) FROM ladder_benches WHERE bot_id = ?",
+                                     (bot_id,)).fetchone()
+            bench = Bench(bot, now, now + self.policy.duration(before + 1), before + 1, reason)
+            conn.execute("INSERT INTO ladder_benches (bot_id, started_at, until, repeat, "
+                         "reason) VALUES (?, ?, ?, ?, ?)",
+                         (bot_id, bench.started_at, bench.until, bench.repeat, bench.reason))
+        window.clear()
+        return bench
+
+    def benched(self, bot: str) -> Bench | None:
+        """``bot``'s bench in force now, or None (also for an unknown name)."""
+        now = self._clock()
+        active = [b for b in self._benches(bot) if b.active(now)]
+        return active[-1] if active else None
+
+    def active(self) -> list[Bench]:
+        """Every bench in force now, by bot name."""
+        now = self._clock()
+        with self._store.reading() as conn:
+            rows = conn.execute(
+                "SELECT b.name, s.started_at, s.until, s.repeat, s.reason, s.lifted_at "
+                "FROM ladder_benches s JOIN ladder_bots b ON b.id = s.bot_id "
+                "WHERE s.lifted_at IS NULL AND s.until > ? ORDER BY b.name, s.id",
+                (now,)).fetchall()
+        return [Bench(*row) for row in rows]
+
+    def history(self, bot: str) -> list[Bench]:
+        """Every bench ``bot`` has had, oldest first (none for an unknown name)."""
+        return self._benches(bot)
+
+    def lift(self, bot: str) -> Bench | None:
+        """End ``bot``'s bench now (the operator's call); returns the lifted bench, or
+        None when it was not benched. The lifted bench still counts as a repeat."""
+        bench = self.benched(bot)
+        if bench is None:
+            return None
+        now = self._clock()
+        with self._store.writing() as conn:
+            conn.execute("UPDATE ladder_benches SET lifted_at = ? WHERE bot_id = ? AND "
+                         "lifted_at IS NULL AND until > ?",
+                         (now, self._bot_id(conn, bot), now))
+        self._recent.pop(bot, None)
+        return Bench(bot, bench.started_at, bench.until, bench.repeat, bench.reason, now)

@@ -1,0 +1,328 @@
+"""The running ladder: a referee that plays the matchmaker's deal sets, for as long as
+it runs, with house bots (local commands) and registered bots that dial in with their
+ladder tokens.
+
+Tokens. The referee's token registry (:class:`harness.referee.session.Registry`) knows
+only the tokens it issued. The ladder sets its ``resolver``: for any other token it
+asks :meth:`harness.ladder.registry.Registry.authenticate` (hash lookup, constant-time
+compare) and hands the stream one of the bot's seat instances that has no live stream,
+preferring one that is not in a game. A bot with all its instances connected is refused
+(``TOKEN_IN_USE``). Each registered bot is a remote entrant of the arena's pool with
+one instance per seat of its concurrency; the pool's own tokens for them are random
+and never leave the process.
+
+Availability. Only instances with a live stream (house bots: always) and not in a game
+count as free seats. An instance whose bot is not connected is *parked* (marked busy
+in the pool) so that the pool never lends it to a game; it is unparked once its bot
+connects.
+
+Crash safety. Every game is stored the moment it ends (``ResultsStore.record_game``),
+every set when it starts and ends (:class:`~harness.ladder.sets.SetLog`). On start the
+ladder marks sets left in progress as cut short, rebuilds the ratings from the counted
+games and the pairing counts from the sets; games in flight at the crash were never
+stored and are not rated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from harness.errors import ConfigError
+from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, Policy, SetProgress
+from harness.ladder.quarantine import Quarantine, QuarantinePolicy
+from harness.ladder.ratings import LadderRatings
+from harness.ladder.registry import Entrant as RegisteredBot
+from harness.ladder.registry import Registry
+from harness.ladder.sets import SetLog
+from harness.ladder.store import LadderStore
+from harness.referee.arena import Arena
+from harness.referee.outcome import FaultKind, FaultPolicy, Termination, TimeControl
+from harness.referee.pool import Entrant, Instance
+from harness.referee.session import Session, Slot
+from harness.results.rows import to_row
+from harness.rules.config import RulesConfig
+from harness.store import ResultsStore
+
+__all__ = ["HOUSE_OWNER", "LadderRuntime", "LadderSettings"]
+
+log = logging.getLogger("euchre.ladder")
+
+HOUSE_OWNER = "house"
+"""The owner recorded for house bots in the registry."""
+
+_FATAL = frozenset({FaultKind.DISCONNECT, FaultKind.CRASH, FaultKind.STARTUP_FAILURE})
+
+
+@dataclass(frozen=True)
+class LadderSettings:
+    """Everything a ladder run needs. ``house`` are local bots (pool entrants with a
+    command) and the seats each may hold at once; ``concurrency`` is how many deal
+    sets run at once."""
+
+    store: Path
+    log_dir: Path
+    rules: RulesConfig = field(default_factory=RulesConfig)
+    time_control: TimeControl = field(default_factory=TimeControl)
+    fault_policy: FaultPolicy = field(default_factory=FaultPolicy)
+    partnerships: str = "same"
+    duplicate: bool = True
+    seed: int = 1
+    concurrency: int = 2
+    ladder_id: str = "ladder"
+    house: tuple[tuple[Entrant, int], ...] = ()
+    matchmaking: Policy = field(default_factory=Policy)
+    quarantine: QuarantinePolicy = field(default_factory=QuarantinePolicy)
+    host: str = "127.0.0.1"
+    port: int = 0
+    startup_timeout: float = 10.0
+    poll_seconds: float = 1.0
+    refresh_seconds: float = 1.0
+    refresh_games: int = 100
+
+    @property
+    def seats_per_bot(self) -> int:
+        """Seats each bot holds in one game: 2 with same-bot partnerships, else 1."""
+        return Matchmaker(self.rules.form, partnerships=self.partnerships).seats_per_bot
+
+
+class LadderRuntime:
+    """Runs one ladder until ``stop`` is set. ``on_listen`` is told the address."""
+
+    def __init__(self, settings: LadderSettings, *, stop: asyncio.Event | None = None,
+                 on_listen: Callable[[str], None] | None = None) -> None:
+        self.settings = settings
+        self.stop = stop or asyncio.Event()
+        self.on_listen = on_listen
+        self.store = LadderStore(settings.store)
+        self.results = ResultsStore(settings.store)
+        self.registry = Registry(self.store)
+        self.sets = SetLog(self.store)
+        self.quarantine = Quarantine(self.store, settings.quarantine)
+        self.ratings = LadderRatings(self.store, every_games=settings.refresh_games,
+                                     every_seconds=settings.refresh_seconds)
+        self.matchmaker = Matchmaker(settings.rules.form, partnerships=settings.partnerships,
+                                     seed=settings.seed, duplicate=settings.duplicate,
+                                     policy=settings.matchmaking)
+        self.arena: Arena | None = None
+        self._house = {entrant.name for entrant, _ in settings.house}
+        self._wake = asyncio.Event()
+        self._running: set[asyncio.Task[None]] = set()
+        self._parked: set[Instance] = set()
+        # id(slot) -> when the resolver handed it out, and the session it had then
+        self._claimed: dict[int, tuple[float, Session | None]] = {}
+
+    # ------------------------------------------------------------------ start-up
+
+    def _restore(self) -> None:
+        for entrant, _ in self.settings.house:
+            try:
+                self.registry.get(entrant.name)
+            except ConfigError:
+                self.registry.register(entrant.name, HOUSE_OWNER)  # its token is not needed
+        self.results.ensure_tournament(self.settings.ladder_id, "ladder", {"kind": "ladder"})
+        closed = self.sets.close_unfinished("the ladder stopped while it was played")
+        if closed:
+            log.info("%d deal sets left unfinished by the last run are cut short", closed)
+        stored = self.sets.sets()
+        self.matchmaker.add_played(SetLog.pair_counts(stored))
+        self.matchmaker.next_index = len(stored)
+        rows = list(self.results.games(self.settings.ladder_id))
+        self.ratings.add_games(SetLog.counted(rows, stored))
+        self.ratings.refresh(force=True)
+        # Refill the quarantine's windows with each bot's games since its last bench.
+        since = {name: max((b.started_at for b in self.quarantine.history(name)),
+                           default=-math.inf)
+                 for name in {bot for row in rows for bot in row.seats}}
+        for row in sorted(rows, key=lambda r: (r.finished_at, r.game_key)):
+            finished = datetime.fromisoformat(row.finished_at).timestamp()
+            for bot in set(row.seats):
+                if finished >= since[bot]:
+                    self.quarantine.remember(bot, [f.kind.value for f in row.faults
+                                                   if f.bot == bot])
+
+    def _sync_entrants(self, arena: Arena) -> None:
+        """Add newly registered bots to the pool; park instances without a stream."""
+        pool = arena.pool
+        for entrant in self.registry.entrants():
+            if entrant.name not in pool.entrants and entrant.name not in self._house:
+                placeholders = tuple("ladder-seat-" + secrets.token_hex(16)
+                                     for _ in range(entrant.concurrency))
+                pool.add(Entrant(entrant.name, None, placeholders), entrant.concurrency,
+                         self.settings.rules)
+        for name, member in pool.entrants.items():
+            if not member.remote:
+                continue
+            for inst in pool.instances(name):
+                if inst in self._parked and inst.slot.live:
+                    self._parked.discard(inst)
+                    inst.busy = False
+                elif not inst.busy and not inst.slot.live:
+                    self._parked.add(inst)
+                    inst.busy = True
+
+    def _resolve(self, token: str) -> Slot | None:
+        """The referee's resolver: a seat instance of the bot this token belongs to."""
+        arena = self.arena
+        entrant = self.registry.authenticate(token)
+        if arena is None or entrant is None:
+            return None
+        if entrant.name not in arena.pool.entrants:  # registered since the last round
+            self._sync_entrants(arena)
+        if entrant.name not in arena.pool.entrants:
+            return None
+        # A slot handed to a stream stays claimed until that stream's handshake is done
+        # (it is live then) or has had its time: two streams dialing at once must not
+        # get the same slot.
+        now = time.monotonic()
+        window = arena.server.handshake_timeout
+
+        def claimed(slot: Slot) -> bool:
+            when, session = self._claimed.get(id(slot), (-math.inf, None))
+            return slot.session is session and now < when + window
+
+        slots = [inst.slot for inst in arena.pool.instances(entrant.name)]
+        free = sorted((s for s in slots if not s.live and not claimed(s)),
+                      key=lambda s: bool(s.game_id))
+        self._wake.set()
+        if not free:  # every seat is live (TOKEN_IN_USE) or being connected (refused)
+            return next((s for s in slots if s.live), None)
+        self._claimed[id(free[0])] = (now, free[0].session)
+        return free[0]
+
+    # ------------------------------------------------------------------ matching
+
+    def _ready(self, arena: Arena, name: str) -> int:
+        """Seats ``name`` can take now: free instances with a stream (any free instance
+        of a house bot, which the pool starts on demand)."""
+        remote = name not in self._house
+        return sum(1 for i in arena.pool.instances(name)
+                   if not i.busy and (not remote or i.slot.live))
+
+    def _candidates(self, arena: Arena) -> list[Candidate]:
+        out = []
+        benched = {bench.bot for bench in self.quarantine.active()}
+        for entrant in self.registry.entrants():
+            if entrant.name not in arena.pool.entrants:
+                continue
+            remote = entrant.name not in self._house
+            if remote and not any(i.slot.live for i in arena.pool.instances(entrant.name)):
+                continue  # not connected
+            free = 0 if entrant.name in benched else self._ready(arena, entrant.name)
+            rating, ci95 = self._estimate(entrant)
+            out.append(Candidate(entrant.name, rating, ci95,
+                                 self.matchmaker.appearances(entrant.name), free))
+        return out
+
+    def _estimate(self, entrant: RegisteredBot) -> tuple[float, float]:
+        """A bot's rating and interval for pairing: its own, else (a new version) the
+        newest rated older version's rating with an unknown interval, else 0."""
+        ratings = self.ratings.current
+        if ratings is None:
+            return 0.0, math.inf
+        if entrant.name in ratings.elo:
+            return ratings.elo[entrant.name], ratings.ci95[entrant.name]
+        for older in reversed(self.registry.lineage(entrant.name)[:-1]):
+            if older.name in ratings.elo:
+                return ratings.elo[older.name], math.inf
+        return 0.0, math.inf
+
+    async def _play_set(self, arena: Arena, deal_set: DealSet) -> None:
+        s = self.settings
+        progress = SetProgress(deal_set)
+        self.sets.start(deal_set)
+        played = []
+        for game in deal_set.games:
+            if self.stop.is_set():
+                progress.cut_short("the ladder stopped")
+                break
+            benched = [b for b in deal_set.bots if self.quarantine.benched(b) is not None]
+            if benched:
+                progress.cut_short(f"{', '.join(benched)} benched")
+                break
+            self._sync_entrants(arena)
+            gone = [b for b, seats in deal_set.seats.items() if self._ready(arena, b) < seats]
+            if gone:  # the pool would wait for its seats: never hold the others up
+                progress.cut_short(f"{', '.join(gone)}: not connected")
+                break
+            result = await arena.play(game.key, s.rules, game.seed, game.seats,
+                                      time_control=s.time_control, policy=s.fault_policy)
+            if result.termination is Termination.INTERRUPTED:
+                progress.cut_short("interrupted: the ladder stopped")
+                break
+            row = to_row(s.ladder_id, game, result)
+            self.results.record_game(row)
+            played.append(row)
+            progress.finish(game.table, forfeit=result.termination is Termination.FORFEIT)
+            for bot in deal_set.bots:
+                bench = self.quarantine.record(
+                    bot, [f.kind.value for f in result.faults if f.bot == bot])
+                if bench is not None:
+                    log.warning("%s benched until %.0f: %s", bot, bench.until, bench.reason)
+            fatal = [f for f in result.faults if f.kind in _FATAL]
+            if fatal and progress.next_table() is not None:
+                progress.cut_short(f"{fatal[0].bot}: {fatal[0].kind.value}")
+                break
+        self.sets.finish(progress)
+        self.ratings.add_games(played[t] for t in progress.counted_tables()
+                               if t < len(played))
+        self.ratings.refresh()
+
+    def _start(self, arena: Arena, deal_set: DealSet) -> None:
+        task = asyncio.ensure_future(self._play_set(arena, deal_set))
+        self._running.add(task)
+
+        def done(t: asyncio.Task[None]) -> None:
+            self._running.discard(t)
+            self._wake.set()
+            if not t.cancelled() and t.exception() is not None:
+                log.error("deal set %s failed: %r", deal_set.key, t.exception())
+
+        task.add_done_callback(done)
+
+    # ------------------------------------------------------------------ loop
+
+    async def run(self) -> None:
+        """Play until ``stop`` is set; running sets are then interrupted (cut short)."""
+        s = self.settings
+        self._restore()
+        async with Arena(log_dir=s.log_dir, host=s.host, port=s.port,
+                         startup_timeout=s.startup_timeout) as arena:
+            self.arena = arena
+            for entrant, seats in s.house:
+                arena.add(entrant, seats, s.rules)
+            arena.server.registry.resolver = self._resolve
+            if self.on_listen is not None:
+                self.on_listen(arena.server.address)
+            stopper = asyncio.ensure_future(self.stop.wait())
+            try:
+                while not self.stop.is_set():
+                    self._sync_entrants(arena)
+                    slots = s.concurrency - len(self._running)
+                    for deal_set in self.matchmaker.next_sets(self._candidates(arena), slots):
+                        self._start(arena, deal_set)
+                    self.ratings.refresh()  # games not fitted yet, once it is due
+                    self._wake.clear()
+                    waker = asyncio.ensure_future(self._wake.wait())
+                    await asyncio.wait((stopper, waker), timeout=s.poll_seconds,
+                                       return_when=asyncio.FIRST_COMPLETED)
+                    waker.cancel()
+            finally:
+                stopper.cancel()
+                arena.stop_games.set()
+                if self._running:
+                    await asyncio.wait(self._running, timeout=10.0)
+                self.arena = None
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.results.close()
+        self.store.close()

@@ -1,0 +1,96 @@
+"""The ladder's record of deal sets (the ``ladder_sets`` table): which sets started,
+with which bots, and how each ended, so that a restarted ladder knows which stored
+games count and which pairings were played.
+
+A set is written when it starts (``in_progress``) and again when it ends
+(``complete`` or ``cut_short`` with the reason). A set still ``in_progress`` when the
+ladder starts was cut short by a crash: :meth:`SetLog.close_unfinished` marks it so,
+and only its forfeited tables count (see :class:`~harness.ladder.matchmaking.SetProgress`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from harness.ladder.matchmaking import DealSet, Pair, SetProgress, SetStatus, pair_key
+from harness.ladder.store import LadderStore
+from harness.referee.outcome import Termination
+from harness.store import GameRow
+
+__all__ = ["SetLog", "StoredSet"]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSet:
+    key: str
+    base: tuple[str, ...]
+    status: SetStatus
+    reason: str | None
+
+
+class SetLog:
+    """Deal sets in a :class:`LadderStore`."""
+
+    def __init__(self, store: LadderStore) -> None:
+        self._store = store
+
+    def start(self, deal_set: DealSet) -> None:
+        with self._store.writing() as conn:
+            conn.execute("INSERT INTO ladder_sets (key, seed, base_json, status, started_at) "
+                         "VALUES (?, ?, ?, ?, ?)",
+                         (deal_set.key, deal_set.seed, json.dumps(list(deal_set.base)),
+                          SetStatus.IN_PROGRESS.value, _now()))
+
+    def finish(self, progress: SetProgress) -> None:
+        with self._store.writing() as conn:
+            conn.execute("UPDATE ladder_sets SET status = ?, reason = ?, finished_at = ? "
+                         "WHERE key = ?", (progress.status.value, progress.reason, _now(),
+                                           progress.deal_set.key))
+
+    def close_unfinished(self, reason: str) -> int:
+        """Mark every set still in progress as cut short; returns how many."""
+        with self._store.writing() as conn:
+            cursor = conn.execute(
+                "UPDATE ladder_sets SET status = ?, reason = ?, finished_at = ? "
+                "WHERE status = ?",
+                (SetStatus.CUT_SHORT.value, reason, _now(), SetStatus.IN_PROGRESS.value))
+            return cursor.rowcount
+
+    def sets(self) -> list[StoredSet]:
+        with self._store.reading() as conn:
+            rows = conn.execute("SELECT key, base_json, status, reason FROM ladder_sets "
+                                "ORDER BY key").fetchall()
+        return [StoredSet(k, tuple(json.loads(b)), SetStatus(s), r) for k, b, s, r in rows]
+
+    @staticmethod
+    def pair_counts(sets: Iterable[StoredSet]) -> Counter[Pair]:
+        """Sets played per unordered pair of bots, for the matchmaker."""
+        counts: Counter[Pair] = Counter()
+        for s in sets:
+            bots = list(dict.fromkeys(s.base))
+            for i, a in enumerate(bots):
+                for b in bots[i + 1:]:
+                    counts[pair_key(a, b)] += 1
+        return counts
+
+    @staticmethod
+    def counted(rows: Iterable[GameRow], sets: Iterable[StoredSet]) -> list[GameRow]:
+        """The stored games that count: every table of a complete set, the forfeited
+        tables of a set cut short, none of a set in progress."""
+        status = {s.key: s.status for s in sets}
+        kept = []
+        for row in rows:
+            group = row.game_key.rsplit("/t", 1)[0]
+            state = status.get(group)
+            if state is SetStatus.COMPLETE or (
+                    state is SetStatus.CUT_SHORT and row.termination is Termination.FORFEIT):
+                kept.append(row)
+        return kept

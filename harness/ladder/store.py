@@ -1,0 +1,184 @@
+"""The ladder's tables, kept in the same SQLite file as the results store.
+
+:class:`LadderStore` opens the file with :class:`~harness.store.ResultsStore` first (so
+the file is a results store at the current schema, and finished games go where the
+results package reads them), then keeps its own tables beside the results tables. The
+ladder's schema has its own version, ``ladder_schema_version`` in the ``meta`` table,
+and its own list of migration steps, so the two schemas evolve independently.
+
+One connection per store, shared by the threads of a process under a lock; WAL
+journaling, so the results store and readers in other processes can use the file at the
+same time.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import ClassVar, Final
+
+from harness.errors import StoreError
+from harness.store import ResultsStore
+
+__all__ = ["LadderStore"]
+
+_BUSY_TIMEOUT_S: Final = 5.0
+_VERSION_KEY: Final = "ladder_schema_version"
+
+
+def _migrate_to_v1(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        """CREATE TABLE ladder_bots (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            base TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            previous_id INTEGER REFERENCES ladder_bots(id),
+            owner TEXT NOT NULL,
+            description TEXT NOT NULL,
+            concurrency INTEGER NOT NULL,
+            key_id TEXT NOT NULL UNIQUE,
+            token_salt BLOB NOT NULL,
+            token_hash BLOB NOT NULL,
+            created_at TEXT NOT NULL,
+            retired_at TEXT,
+            UNIQUE (base, version)
+        )"""
+    )
+    conn.execute(
+        """CREATE TABLE ladder_benches (
+            id INTEGER PRIMARY KEY,
+            bot_id INTEGER NOT NULL REFERENCES ladder_bots(id),
+            started_at REAL NOT NULL,
+            until REAL NOT NULL,
+            repeat INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            lifted_at REAL
+        )"""
+    )
+    conn.execute("CREATE INDEX ladder_benches_by_bot ON ladder_benches(bot_id)")
+    conn.execute(
+        """CREATE TABLE ladder_sets (
+            key TEXT PRIMARY KEY,
+            seed INTEGER NOT NULL,
+            base_json TEXT NOT NULL,
+            status TEXT NOT NULL,
+            reason TEXT,
+            started_at TEXT NOT NULL,
+            finished_at TEXT
+        )"""
+    )
+    conn.execute(
+        """CREATE TABLE ladder_rating_history (
+            id INTEGER PRIMARY KEY,
+            games INTEGER NOT NULL,
+            at TEXT NOT NULL,
+            players_json TEXT NOT NULL
+        )"""
+    )
+
+
+# _MIGRATIONS[i] upgrades the ladder tables from version i to i + 1, inside the caller's
+# transaction. Never edit a released step; append a new one.
+_MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (_migrate_to_v1,)
+
+
+class LadderStore:
+    """The ladder tables of one store file. Thread-safe; usable as a context manager."""
+
+    SCHEMA_VERSION: ClassVar[int] = len(_MIGRATIONS)
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        ResultsStore(self.path).close()  # creates or migrates the results schema
+        self._lock = threading.RLock()
+        try:
+            conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None,
+                                   check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open ladder store {self.path}: {exc}") from exc
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            self._migrate(conn)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise StoreError(f"{self.path}: cannot set up the ladder tables: {exc}") from exc
+        except BaseException:
+            conn.close()
+            raise
+        self._connection: sqlite3.Connection | None = conn
+
+    def _version(self, conn: sqlite3.Connection) -> int:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (_VERSION_KEY,)).fetchone()
+        version = int(row[0]) if row is not None else 0
+        if version > self.SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} has ladder schema version {version}, newer than this "
+                f"euchre-harness understands ({self.SCHEMA_VERSION}); upgrade to use it")
+        return version
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        if self._version(conn) == self.SCHEMA_VERSION:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for step in range(self._version(conn), self.SCHEMA_VERSION):
+                _MIGRATIONS[step](conn)
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (_VERSION_KEY, str(self.SCHEMA_VERSION)))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """The connection, under the lock; SQLite errors become :class:`StoreError`."""
+        with self._lock:
+            if self._connection is None:
+                raise StoreError(f"ladder store {self.path} is closed")
+            try:
+                yield self._connection
+            except sqlite3.Error as exc:
+                raise StoreError(f"ladder store {self.path}: {exc}") from exc
+
+    @contextmanager
+    def writing(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: committed on success, rolled back on any exception."""
+        with self.reading() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        """Close the file; closing twice is fine."""
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+
+    def __enter__(self) -> LadderStore:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"LadderStore({str(self.path)!r})"

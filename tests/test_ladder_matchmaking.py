@@ -1,0 +1,144 @@
+"""Ladder matchmaking: every bot gets games, no pairing beyond its share, close ratings
+preferred, seats and duplicate sets, sets cut short."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import pytest
+
+from harness.ladder.matchmaking import (
+    Candidate,
+    Matchmaker,
+    Policy,
+    SetProgress,
+    SetStatus,
+    pair_key,
+)
+
+
+def _play(mm: Matchmaker, ratings: dict[str, float], rounds: int, slots: int,
+          free: int = 2) -> Counter[str]:
+    """Start up to ``slots`` sets per round among all bots (all finish each round)."""
+    sets: Counter[str] = Counter()
+    for _ in range(rounds):
+        connected = [Candidate(n, r, ci95=400.0 / (1 + sets[n]) ** 0.5, sets=sets[n],
+                               free_seats=free) for n, r in ratings.items()]
+        for deal_set in mm.next_sets(connected, slots):
+            sets.update(deal_set.bots)
+    return sets
+
+
+def test_every_bot_gets_games_evenly() -> None:
+    ratings = {f"b{i:02d}": 40.0 * i for i in range(10)}
+    sets = _play(Matchmaker("four-handed"), ratings, rounds=100, slots=2)
+    assert set(sets) == set(ratings)
+    assert max(sets.values()) - min(sets.values()) <= 4
+
+
+def test_no_pairing_is_played_beyond_its_share() -> None:
+    ratings = {f"b{i}": 0.0 for i in range(6)}
+    mm = Matchmaker("four-handed")
+    _play(mm, ratings, rounds=150, slots=1)
+    counts = [mm.pair_counts[pair_key(a, b)] for a, b in itertools.combinations(ratings, 2)]
+    assert min(counts) > 0
+    assert max(counts) <= 2 * min(counts) + 2
+    for bot in ratings:
+        assert mm.appearances(bot) == sum(v for pair, v in mm.pair_counts.items()
+                                          if bot in pair)
+
+
+def test_close_ratings_are_preferred_but_far_pairings_still_happen() -> None:
+    ratings = {"a": 0.0, "b": 10.0, "c": 600.0, "d": 610.0}
+    mm = Matchmaker("four-handed")
+    _play(mm, ratings, rounds=200, slots=1)
+    near = mm.pair_counts[("a", "b")] + mm.pair_counts[("c", "d")]
+    far = sum(mm.pair_counts[pair_key(x, y)] for x in "ab" for y in "cd")
+    assert near > far > 0
+
+
+def test_repeat_cap_holds_even_when_the_closest_opponent_is_always_free() -> None:
+    ratings = {"a": 0.0, "b": 0.0, "c": 900.0, "d": 900.0, "e": -900.0}
+    mm = Matchmaker("two-handed", policy=Policy(provisional_sets=0))
+    _play(mm, ratings, rounds=300, slots=1)
+    for a in ratings:
+        share = mm.appearances(a) / (len(ratings) - 1)
+        for b in ratings:
+            if a != b:
+                assert mm.pair_counts[pair_key(a, b)] <= 2.0 * (share + 1.0) + 1
+
+
+def test_busy_bots_and_bots_without_two_seats_are_not_chosen() -> None:
+    mm = Matchmaker("four-handed")
+    connected = [Candidate("a", free_seats=2), Candidate("b", free_seats=1),
+                 Candidate("c", free_seats=0), Candidate("d", free_seats=2)]
+    (only,) = mm.next_sets(connected, slots=5)
+    assert only.base == ("a", "d", "a", "d") and only.seats == {"a": 2, "d": 2}
+
+
+def test_seats_are_consumed_within_one_call() -> None:
+    mm = Matchmaker("two-handed")
+    connected = [Candidate(n, free_seats=1) for n in "abcde"]
+    chosen = mm.next_sets(connected, slots=10)
+    assert len(chosen) == 2
+    assert not set(chosen[0].bots) & set(chosen[1].bots)
+
+
+def test_a_duplicate_set_plays_every_seating_with_one_seed() -> None:
+    mm = Matchmaker("four-handed", seed=7)
+    (s,) = mm.next_sets([Candidate("a", free_seats=2), Candidate("b", free_seats=2)], 1)
+    assert [g.seats for g in s.games] == [("a", "b", "a", "b"), ("b", "a", "b", "a")]
+    assert {g.seed for g in s.games} == {s.seed} and [g.group for g in s.games] == [s.key] * 2
+    assert [g.sides for g in s.games] == [(("a",), ("b",)), (("b",), ("a",))]
+
+
+def test_cutthroat_rotates_three_tables() -> None:
+    mm = Matchmaker("cutthroat")
+    (s,) = mm.next_sets([Candidate(n) for n in "xyz"], 1)
+    assert len(s.games) == 3
+    assert {g.seats for g in s.games} == {("x", "y", "z"), ("y", "z", "x"), ("z", "x", "y")}
+
+
+def test_mixed_partnerships_split_into_closest_totals() -> None:
+    mm = Matchmaker("four-handed", partnerships="mixed")
+    connected = [Candidate("w", 300.0, sets=9), Candidate("x", 200.0, sets=9),
+                 Candidate("y", 100.0, sets=9), Candidate("z", 0.0, sets=0)]
+    (s,) = mm.next_sets(connected, 1)
+    sides = s.games[0].sides
+    assert set(sides) == {("w", "z"), ("x", "y")}  # 300 + 0 against 200 + 100
+
+
+def test_without_duplicate_a_set_is_one_game() -> None:
+    mm = Matchmaker("two-handed", duplicate=False)
+    (s,) = mm.next_sets([Candidate("a"), Candidate("b")], 1)
+    assert len(s.games) == 1
+
+
+def test_restored_counts_steer_away_from_played_pairings() -> None:
+    mm = Matchmaker("two-handed", pair_counts={("b", "a"): 5}, next_index=12)
+    (s,) = mm.next_sets([Candidate(n, sets=5) for n in "abc"], 1)
+    assert set(s.bots) != {"a", "b"} and s.index == 12
+
+
+def test_a_set_cut_short_counts_only_its_forfeits() -> None:
+    mm = Matchmaker("cutthroat")
+    (s,) = mm.next_sets([Candidate(n) for n in "xyz"], 1)
+    progress = SetProgress(s)
+    progress.finish(0)
+    assert progress.counted_tables() == [] and progress.next_table() == 1
+    progress.finish(1, forfeit=True)
+    progress.cut_short("z disconnected")
+    assert progress.status is SetStatus.CUT_SHORT and progress.counted_tables() == [1]
+    assert progress.next_table() is None
+
+
+def test_a_complete_set_counts_every_table() -> None:
+    mm = Matchmaker("two-handed")
+    (s,) = mm.next_sets([Candidate("a"), Candidate("b")], 1)
+    progress = SetProgress(s)
+    progress.finish(1)
+    progress.finish(0)
+    assert progress.status is SetStatus.COMPLETE and progress.counted_tables() == [0, 1]
+    with pytest.raises(ValueError):
+        progress.cut_short("late")

@@ -1,0 +1,121 @@
+"""Ladder ratings: incremental refresh equals a full refit; throttling; history; standings
+with versions."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from harness.ladder.ratings import LadderRatings
+from harness.ladder.registry import Registry
+from harness.ladder.store import LadderStore
+from harness.referee.outcome import Termination
+from harness.results.rating import fit_ratings
+from harness.store import GameRow
+
+
+def _row(i: int, a: str, b: str, a_won: bool,
+         termination: Termination = Termination.NORMAL) -> GameRow:
+    seats = (a, b, a, b)
+    ranking = (1, 2, 1, 2) if a_won else (2, 1, 2, 1)
+    record = {"tournament": {"id": "ladder", "key": f"g{i}", "group": f"g{i}", "table": 0,
+                             "sides": [[a], [b]]}}
+    return GameRow("ladder", f"g{i}", "four-handed", i, seats, termination, (10, 4), ranking,
+                   5, "", "", 1.0, record)
+
+
+def _rows(n: int, seed: int = 3) -> list[GameRow]:
+    rng = random.Random(seed)
+    strength = {"a": 0.8, "b": 0.6, "c": 0.45, "d": 0.3, "e": 0.5}
+    rows = []
+    for i in range(n):
+        a, b = rng.sample(sorted(strength), 2)
+        rows.append(_row(i, a, b, rng.random() < strength[a] / (strength[a] + strength[b])))
+    return rows
+
+
+def test_incremental_refresh_equals_a_full_refit() -> None:
+    rows = _rows(300)
+    ratings = LadderRatings()
+    for start in range(0, len(rows), 7):
+        ratings.add_games(rows[start:start + 7])
+        ratings.refresh()
+    full = fit_ratings(rows)
+    assert full is not None and ratings.current is not None
+    assert ratings.current.players == full.players
+    for name in full.players:
+        assert ratings.current.elo[name] == pytest.approx(full.elo[name], abs=1e-6)
+        assert ratings.current.ci95[name] == pytest.approx(full.ci95[name], abs=1e-6)
+        assert ratings.current.games[name] == pytest.approx(full.games[name])
+        assert ratings.current.score[name] == pytest.approx(full.score[name])
+
+
+def test_unrated_games_are_not_counted() -> None:
+    ratings = LadderRatings()
+    added = ratings.add_games([_row(0, "a", "b", True),
+                               _row(1, "a", "b", True, Termination.INTERRUPTED)])
+    assert added == 1 and ratings.games == 1
+
+
+def test_refresh_waits_for_enough_games_or_time() -> None:
+    now = [0.0]
+    ratings = LadderRatings(every_games=5, every_seconds=10.0, clock=lambda: now[0])
+    rows = _rows(20)
+    ratings.add_games(rows[:1])
+    first = ratings.refresh()  # first refresh: the clock has never refreshed
+    assert first is not None
+    ratings.add_games(rows[1:3])
+    assert not ratings.due() and ratings.refresh() is first
+    now[0] = 11.0
+    assert ratings.due() and ratings.refresh() is not first
+    ratings.add_games(rows[3:8])
+    assert ratings.due()  # five new games, however little time passed
+    stale = ratings.current
+    assert ratings.refresh(force=True) is not stale
+
+
+def test_history_is_stored_every_n_games_and_survives_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "ladder.db"
+    with LadderStore(path) as store:
+        ratings = LadderRatings(store, history_every=10)
+        rows = _rows(35)
+        for row in rows:
+            ratings.add_games([row])
+            ratings.refresh()
+    with LadderStore(path) as store:
+        history = LadderRatings(store).history()
+    assert [h["games"] for h in history] == [10, 20, 30]
+    assert {p["name"] for p in history[-1]["players"]} == {"a", "b", "c", "d", "e"}
+
+
+def test_standings_show_latest_versions_with_inherited_ratings(tmp_path: Path) -> None:
+    with LadderStore(tmp_path / "ladder.db") as store:
+        registry = Registry(store)
+        for name in "abcde":
+            registry.register(name, "owner")
+        registry.new_version("a")
+        ratings = LadderRatings()
+        ratings.add_games(_rows(200))
+        ratings.refresh()
+        entrants = registry.entrants(include_retired=True)
+        every = ratings.standings(entrants)
+        latest = ratings.standings(entrants, latest_only=True)
+    assert {r["name"] for r in every} == {"a", "a@2", "b", "c", "d", "e"}
+    assert "a" not in {r["name"] for r in latest}
+    a2 = next(r for r in latest if r["name"] == "a@2")
+    a1 = next(r for r in every if r["name"] == "a")
+    assert a2["inherited_from"] == "a" and a2["elo"] == a1["elo"] and a2["games"] == 0
+    assert a1["retired"] and not a2["retired"]
+    elos = [r["elo"] for r in latest]
+    assert elos == sorted(elos, reverse=True)
+
+
+def test_standings_before_any_game_list_everyone_unrated(tmp_path: Path) -> None:
+    with LadderStore(tmp_path / "ladder.db") as store:
+        registry = Registry(store)
+        registry.register("solo", "owner")
+        rows = LadderRatings().standings(registry.entrants())
+    assert rows == [{"name": "solo", "games": 0, "elo": None, "owner": "owner",
+                     "retired": False, "inherited_from": None}]

@@ -1,0 +1,229 @@
+"""The running ladder over real gRPC: a registered bot dials in with its ladder token and
+plays duplicate sets against a house bot process; bad and rotated tokens are refused;
+a restart rebuilds ratings and cuts short the sets left in progress."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from harness.errors import HandshakeRefused
+from harness.ladder.matchmaking import Candidate, Matchmaker, SetStatus
+from harness.ladder.quarantine import QuarantinePolicy
+from harness.ladder.registry import Registry
+from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.sets import SetLog, StoredSet
+from harness.ladder.store import LadderStore
+from harness.ratings import Ratings
+from harness.referee.outcome import TimeControl
+from harness.referee.pool import Entrant
+from harness.referee.process import BotCommand
+from harness.referee.session import Registry as SessionRegistry
+from harness.referee.session import Slot
+from harness.rules.config import RulesConfig
+from harness.sdk import play_session
+from sample_bots.random_bot import RandomBot
+
+REPO = Path(__file__).resolve().parent.parent
+HOUSE = Entrant("house-random", BotCommand((sys.executable, "-m", "sample_bots.random_bot"),
+                                           cwd=str(REPO)))
+
+
+def _settings(tmp_path: Path) -> LadderSettings:
+    return LadderSettings(store=tmp_path / "ladder.sqlite", log_dir=tmp_path / "logs",
+                          rules=RulesConfig(target=3), time_control=TimeControl.parse("5+30"),
+                          concurrency=1, house=((HOUSE, 2),), poll_seconds=0.2)
+
+
+async def _until(check: Callable[[], object], timeout: float = 120.0,
+                 state: Callable[[], object] = lambda: "") -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not check():
+        if loop.time() > end:
+            raise AssertionError(f"timed out waiting for the ladder; {state()}")
+        await asyncio.sleep(0.02)
+
+
+def test_a_registered_bot_dials_in_with_its_token_and_gets_rated(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    with LadderStore(settings.store) as store:
+        registry = Registry(store)
+        _, token = registry.register("visitor", "ann", concurrency=2)
+        _, retired = registry.register("gone", "bob")
+        registry.retire("gone")
+
+    async def scenario() -> tuple[list[StoredSet], Ratings | None, list[str]]:
+        stop = asyncio.Event()
+        address: list[str] = []
+        runtime = LadderRuntime(settings, stop=stop, on_listen=address.append)
+        ladder = asyncio.ensure_future(runtime.run())
+        await _until(lambda: address)
+        refused = []
+        for bad in ("eh_0123456789abcdef_" + "x" * 43, retired.reveal()):
+            with pytest.raises(HandshakeRefused) as info:
+                await play_session(RandomBot(0), address[0], bad)
+            refused.append(info.value.reason)
+        bots = [asyncio.ensure_future(play_session(RandomBot(i), address[0], token.reveal()))
+                for i in range(2)]
+        await _until(lambda: any(s.status is SetStatus.COMPLETE
+                                 for s in runtime.sets.sets()))
+        with pytest.raises(HandshakeRefused) as info:  # both seats of the token are live
+            await play_session(RandomBot(9), address[0], token.reveal())
+        refused.append(info.value.reason)
+        with LadderStore(settings.store) as late_store:  # registered while it runs
+            _, late = Registry(late_store).register("late", "cat")
+        latecomer = asyncio.ensure_future(play_session(RandomBot(5), address[0],
+                                                       late.reveal()))
+        await _until(lambda: runtime.arena is not None and "late" in runtime.arena.pool.entrants
+                     and runtime.arena.pool.instances("late")[0].slot.live)
+        bots.append(latecomer)
+        stop.set()
+        await asyncio.wait_for(ladder, 60.0)
+        for bot in bots:
+            bot.cancel()
+        await asyncio.gather(*bots, return_exceptions=True)
+        sets, ratings = runtime.sets.sets(), runtime.ratings.current
+        runtime.close()
+        return sets, ratings, refused
+
+    sets, ratings, refused = asyncio.run(scenario())
+    assert refused == ["REFUSAL_REASON_BAD_TOKEN", "REFUSAL_REASON_BAD_TOKEN",
+                       "REFUSAL_REASON_TOKEN_IN_USE"]
+    complete = [s for s in sets if s.status is SetStatus.COMPLETE]
+    assert set(complete[0].base) == {"visitor", "house-random"}
+    assert ratings is not None and {"visitor", "house-random"} <= set(ratings.elo)
+    assert token.reveal().split("_")[2].encode() not in settings.store.read_bytes()
+
+
+def test_a_restart_cuts_short_unfinished_sets_and_restores_the_counts(
+        tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    with LadderStore(settings.store) as store:
+        registry = Registry(store)
+        registry.register("a", "ann")
+        registry.register("b", "bob")
+        mm = Matchmaker("four-handed")
+        (deal_set,) = mm.next_sets([Candidate("a", free_seats=2),
+                                    Candidate("b", free_seats=2)], 1)
+        SetLog(store).start(deal_set)
+    stop = asyncio.Event()
+    stop.set()  # start up, then stop at once
+    runtime = LadderRuntime(settings, stop=stop)
+    asyncio.run(runtime.run())
+    try:
+        (stored,) = runtime.sets.sets()
+        assert stored.status is SetStatus.CUT_SHORT and "stopped" in (stored.reason or "")
+        assert runtime.matchmaker.pair_counts[("a", "b")] == 1
+        assert runtime.matchmaker.next_index == 1
+        assert runtime.registry.get("house-random").owner == "house"
+    finally:
+        runtime.close()
+
+
+def test_a_bot_that_keeps_faulting_is_benched_and_gets_no_more_games(
+        tmp_path: Path) -> None:
+    faulty = Entrant("faulty", BotCommand((sys.executable, "-m", "sample_bots.faulty_bot",
+                                           "--mode", "illegal"), cwd=str(REPO)))
+    heuristic = Entrant("heuristic", BotCommand(
+        (sys.executable, "-m", "sample_bots.heuristic_bot"), cwd=str(REPO)))
+    settings = dataclasses.replace(
+        _settings(tmp_path), house=((HOUSE, 2), (heuristic, 2), (faulty, 2)),
+        quarantine=QuarantinePolicy(faults=2, window=3, base_seconds=3600.0))
+
+    async def scenario() -> tuple[list[StoredSet], int, str]:
+        stop = asyncio.Event()
+        runtime = LadderRuntime(settings, stop=stop)
+        ladder = asyncio.ensure_future(runtime.run())
+        await _until(lambda: runtime.quarantine.benched("faulty") is not None)
+        benched_after = len(runtime.sets.sets())
+        await _until(lambda: len(runtime.sets.sets()) >= benched_after + 3)
+        stop.set()
+        await asyncio.wait_for(ladder, 60.0)
+        bench = runtime.quarantine.benched("faulty")
+        assert bench is not None
+        sets = runtime.sets.sets()
+        runtime.close()
+        return sets, benched_after, bench.reason
+
+    sets, benched_after, reason = asyncio.run(scenario())
+    assert reason.startswith("2 faulted games in the last") and "illegal_action" in reason
+    assert all("faulty" not in s.base for s in sets[benched_after:])
+    assert any("faulty" in s.base for s in sets[:benched_after])
+
+
+def test_the_referee_asks_the_resolver_only_for_tokens_it_did_not_issue() -> None:
+    asked: list[str] = []
+    tokens = SessionRegistry()
+    issued = tokens.add("house", 0, "issued-token")
+    spare = tokens.add("spare", 0, "other-token")
+    tokens.remove(spare)
+
+    def resolver(token: str) -> Slot | None:
+        asked.append(token)
+        return spare if token == "ladder-token" else None
+
+    tokens.resolver = resolver
+    assert tokens.lookup("issued-token") is issued
+    assert tokens.lookup("ladder-token") is spare
+    assert tokens.lookup("unknown") is None
+    assert asked == ["ladder-token", "unknown"]
+
+
+def test_a_disconnect_cuts_the_set_short_and_the_bot_is_matched_again_on_return(
+        tmp_path: Path) -> None:
+    settings = dataclasses.replace(_settings(tmp_path), rules=RulesConfig())  # longer games
+    with LadderStore(settings.store) as store:
+        _, token = Registry(store).register("visitor", "ann", concurrency=2)
+
+    def in_first_table(runtime: LadderRuntime) -> bool:
+        arena = runtime.arena
+        return arena is not None and "visitor" in arena.pool.entrants and any(
+            i.slot.game_id.endswith("/t0") for i in arena.pool.instances("visitor"))
+
+    async def scenario() -> list[StoredSet]:
+        stop = asyncio.Event()
+        address: list[str] = []
+        runtime = LadderRuntime(settings, stop=stop, on_listen=address.append)
+        ladder = asyncio.ensure_future(runtime.run())
+        await _until(lambda: address)
+
+        def connect() -> list[asyncio.Future[str]]:
+            return [asyncio.ensure_future(play_session(RandomBot(i), address[0],
+                                                       token.reveal())) for i in range(2)]
+
+        def state() -> str:
+            arena = runtime.arena
+            seats = [(i.slot.game_id, i.busy, i.slot.live) for name in ("visitor", "house-random")
+                     for i in (arena.pool.instances(name) if arena else [])]
+            return f"sets {runtime.sets.sets()}, seats {seats}"
+
+        bots = connect()
+        await _until(lambda: in_first_table(runtime), state=state)
+        for bot in bots:  # the bot goes away in the middle of the set's first game
+            bot.cancel()
+        await asyncio.gather(*bots, return_exceptions=True)
+        await _until(lambda: any(s.status is SetStatus.CUT_SHORT
+                                 for s in runtime.sets.sets()), state=state)
+        cut = len(runtime.sets.sets())
+        bots = connect()
+        await _until(lambda: any(s.status is SetStatus.COMPLETE and "visitor" in s.base
+                                 for s in runtime.sets.sets()[cut:]), state=state)
+        stop.set()
+        await asyncio.wait_for(ladder, 60.0)
+        for bot in bots:
+            bot.cancel()
+        await asyncio.gather(*bots, return_exceptions=True)
+        sets = runtime.sets.sets()
+        runtime.close()
+        return sets
+
+    sets = asyncio.run(scenario())
+    cut_short = [s for s in sets if s.status is SetStatus.CUT_SHORT]
+    assert "visitor" in cut_short[0].base and cut_short[0].reason == "visitor: disconnect"
+    assert all("stopped" in (s.reason or "") for s in cut_short[1:])  # stopping the ladder
