@@ -21,11 +21,14 @@ them as ``self.rules``::
 
 :func:`run` reads the referee's address and the bot's token from the environment
 (``EUCHRE_REFEREE_ADDRESS``, ``EUCHRE_BOT_TOKEN``) or from ``--address``/``--token``,
-dials, completes the handshake and plays until the referee closes the stream. It
+dials (with TLS when given the CA certificate that signed the referee's certificate:
+``--tls-ca FILE`` or ``EUCHRE_TLS_CA``), completes the handshake and plays until the
+referee closes the stream. It
 reconnects (with backoff) when the connection drops, and exits with status 2 when the
-referee refuses the handshake. It takes only ``--address``, ``--token`` and ``--name``
-from the command line and leaves every other argument alone, so a bot may have flags of
-its own (parse them with ``parse_known_args``, or pass ``run`` an explicit ``argv``).
+referee refuses the handshake. It takes only ``--address``, ``--token``, ``--name``
+and ``--tls-ca`` from the command line and leaves every other argument alone, so a bot
+may have flags of its own (parse them with ``parse_known_args``, or pass ``run`` an
+explicit ``argv``).
 
 What a decision shows, in three cases that surprise authors:
 
@@ -48,6 +51,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import grpc
 
@@ -62,6 +66,7 @@ from harness.protocol import (
     convert,
     messages,
 )
+from harness.protocol.tls import TLS_CA_ENV, ca_file, dial
 from harness.rules.actions import Action
 from harness.rules.cards import DeckKind
 from harness.rules.config import Form, RulesConfig
@@ -138,10 +143,11 @@ class Bot:
 
 
 async def play_session(bot: Bot, address: str, token: str,
-                       welcomed: list[bool] | None = None) -> str:
-    """One connection: handshake, then play until the stream ends. Returns why it
-    ended. Raises HandshakeRefused, or grpc.aio.AioRpcError if the connection fails."""
-    async with grpc.aio.insecure_channel(address) as channel:
+                       welcomed: list[bool] | None = None, *, tls_ca: Path | None = None) -> str:
+    """One connection (TLS trusting ``tls_ca`` if given): handshake, then play until the
+    stream ends. Returns why it ended. Raises HandshakeRefused, or grpc.aio.AioRpcError
+    if the connection fails."""
+    async with dial(address, tls_ca) as channel:
         call = RefereeServiceStub(channel).Connect()
         await call.write(messages.hello(bot.name, bot.version, token, forms=bot.forms,
                                         decks=bot.decks, bundles=True))
@@ -200,7 +206,7 @@ class _Handler:
 
 
 async def run_async(bot: Bot, address: str, token: str, *, reconnect: bool = True,
-                    give_up_after: float = 30.0) -> int:
+                    give_up_after: float = 30.0, tls_ca: Path | None = None) -> int:
     """Play sessions until the referee ends one normally (0), refuses us (2), or cannot
     be reached for ``give_up_after`` seconds (1). A dropped connection is retried with
     exponential backoff."""
@@ -209,7 +215,7 @@ async def run_async(bot: Bot, address: str, token: str, *, reconnect: bool = Tru
     while True:
         welcomed: list[bool] = []
         try:
-            why = await play_session(bot, address, token, welcomed)
+            why = await play_session(bot, address, token, welcomed, tls_ca=tls_ca)
             log.info("%s", why)
             return 0
         except HandshakeRefused as e:
@@ -235,7 +241,7 @@ _REFUSED = frozenset({grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.FAILED_PR
 
 
 def run(bot: Bot, argv: Sequence[str] | None = None) -> None:
-    """Take ``--address``, ``--token`` and ``--name`` from ``argv`` (default: the
+    """Take ``--address``, ``--token``, ``--name`` and ``--tls-ca`` from ``argv`` (default: the
     command line; defaults from the environment) and play. Every other argument is left
     to the bot: ``run`` neither rejects nor consumes it."""
     ap = argparse.ArgumentParser(description=f"{bot.name}: a Euchre bot", add_help=False)
@@ -246,10 +252,16 @@ def run(bot: Bot, argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--name", default=os.environ.get("EUCHRE_BOT_NAME"),
                     help="the bot name for Hello (default: $EUCHRE_BOT_NAME, else the "
                          "bot's own)")
+    ap.add_argument("--tls-ca", default=None, metavar="FILE",
+                    help="dial with TLS, trusting this CA certificate (PEM) (default: "
+                         f"${TLS_CA_ENV}; unset or empty: plaintext)")
     args, _ = ap.parse_known_args(argv)
     if not args.address:
         ap.error("no referee address: pass --address or set EUCHRE_REFEREE_ADDRESS")
     if args.name:
         bot.name = args.name
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
-    sys.exit(asyncio.run(run_async(bot, args.address, args.token)))
+    tls_ca = ca_file(args.tls_ca)
+    if tls_ca is not None and not tls_ca.is_file():
+        ap.error(f"no CA file {tls_ca} (--tls-ca or {TLS_CA_ENV})")
+    sys.exit(asyncio.run(run_async(bot, args.address, args.token, tls_ca=tls_ca)))

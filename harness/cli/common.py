@@ -85,3 +85,12 @@ def existing_store(text: str) -> Path:
     if not path.is_file() or path.stat().st_size == 0:
         raise HarnessError(f"no results store at {path}")
     return path
+
+
+def add_tls_flags(parser: argparse.ArgumentParser) -> None:
+    """``--tls-cert`` and ``--tls-key``, for the commands that run a referee."""
+    parser.add_argument("--tls-cert", type=Path, default=None, metavar="FILE",
+                        help="serve TLS with this certificate chain (PEM); needs "
+                             "--tls-key. Without both, the referee speaks plaintext")
+    parser.add_argument("--tls-key", type=Path, default=None, metavar="FILE",
+                        help="the private key (PEM) of --tls-cert")

@@ -29,6 +29,7 @@ from typing import Any
 import grpc
 
 from harness.protocol import operator as op
+from harness.protocol.tls import TLS_CA_ENV, ca_file, dial
 from harness.results.rating import Sweep
 
 ADDRESS_ENV = "EUCHRE_REFEREE_ADDRESS"
@@ -51,6 +52,9 @@ def register(sub: Any) -> None:
     p.add_argument("--operator-token", default=None, metavar="TOKEN",
                    help=f"the referee's operator token (default: ${TOKEN_ENV}); prefer the "
                         f"variable, as other users can see a flag in the process list")
+    p.add_argument("--tls-ca", default=None, metavar="FILE",
+                   help=f"dial with TLS, trusting this CA certificate (PEM) (default: "
+                        f"${TLS_CA_ENV}; unset or empty: plaintext)")
     p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                    help="how long to wait for an answer (default 10; watch waits for ever)")
     p.add_argument("--json", action="store_true",
@@ -118,7 +122,7 @@ def _explain(error: grpc.aio.AioRpcError, address: str, timeout: float) -> str:
 async def _run(args: argparse.Namespace) -> int:
     address = _address(args)
     try:
-        async with grpc.aio.insecure_channel(address) as channel:
+        async with dial(address, ca_file(args.tls_ca)) as channel:
             stub = op.OperatorServiceStub(channel)
             return await _COMMANDS[args.ctl_command](stub, args, _metadata(args))
     except grpc.aio.AioRpcError as e:

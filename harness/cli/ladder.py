@@ -28,6 +28,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from harness.cli.common import add_tls_flags
 from harness.errors import ConfigError
 from harness.ladder.quarantine import Quarantine
 from harness.ladder.ratings import LadderRatings
@@ -35,6 +36,7 @@ from harness.ladder.registry import Registry, Token
 from harness.ladder.runtime import LadderRuntime, LadderSettings
 from harness.ladder.sets import SetLog
 from harness.ladder.store import LadderStore
+from harness.protocol.tls import server_tls
 from harness.results.rating import Sweep
 from harness.store import ResultsStore
 from harness.tournament.config import TournamentConfig, load_config
@@ -51,6 +53,7 @@ def register(sub: Any) -> None:
     p.add_argument("config", type=Path, help="the ladder's configuration (TOML)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument("--port", type=int, default=50051, help="port to listen on (0: any)")
+    add_tls_flags(p)
     actions = p.add_subparsers(dest="action", metavar="ACTION",
                                help="manage the ladder's bots (default: run the ladder)")
 
@@ -158,7 +161,8 @@ def _run(settings: LadderSettings) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         runtime = LadderRuntime(settings, stop=stop, on_listen=lambda address: print(
-            f"ladder on {address}; store {settings.store}", file=sys.stderr))
+            f"ladder on {address}{' with TLS' if settings.tls else ''}; store {settings.store}",
+            file=sys.stderr))
         try:
             await runtime.run()
         finally:
@@ -173,5 +177,6 @@ def _run(settings: LadderSettings) -> int:
 def handle(args: argparse.Namespace) -> int:
     settings = settings_from(load_config(args.config), host=args.host, port=args.port)
     if args.action is None:
-        return _run(settings)
+        return _run(dataclasses.replace(settings,
+                                        tls=server_tls(args.tls_cert, args.tls_key)))
     return _act(args, settings)

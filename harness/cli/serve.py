@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.cli.common import check_listen, port_number, writable_folder
+from harness.cli.common import add_tls_flags, check_listen, port_number, writable_folder
+from harness.protocol.tls import ServerTLS, server_tls
 from harness.referee.arena import Arena
 
 
@@ -38,21 +39,23 @@ def register(sub: Any) -> None:
                         "free port)")
     s.add_argument("--http-host", default="127.0.0.1",
                    help="where the live page listens (default loopback)")
+    add_tls_flags(s)
     s.add_argument("--grace", type=float, default=5.0,
                    help="seconds running games get to finish on shutdown (default 5)")
     s.set_defaults(handler=cmd_serve)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    tls = server_tls(args.tls_cert, args.tls_key)
     check_listen(args.host, args.port)
     if args.http_port is not None:
         check_listen(args.http_host, args.http_port)
     writable_folder(Path(args.log_dir), "--log-dir")
     writable_folder(Path(args.output), "--output")
-    return asyncio.run(_serve(args))
+    return asyncio.run(_serve(args, tls))
 
 
-async def _serve(args: argparse.Namespace) -> int:
+async def _serve(args: argparse.Namespace, tls: ServerTLS | None) -> int:
     """Serve until SIGINT or SIGTERM, then shut down gracefully: health turns
     NOT_SERVING, new bots are refused, running games get the grace period to finish and
     are then interrupted, connected bots are told, and bot processes are stopped."""
@@ -65,7 +68,7 @@ async def _serve(args: argparse.Namespace) -> int:
               "(set --operator-token or EUCHRE_OPERATOR_TOKEN to allow others)",
               file=sys.stderr)
     arena = Arena(log_dir=Path(args.log_dir), host=args.host, port=args.port,
-                  shutdown_grace=args.grace)
+                  shutdown_grace=args.grace, tls=tls)
     arena.server.operator_token = token
     await arena.server.start()
     service = TournamentService(arena, Path(args.output))
@@ -81,7 +84,8 @@ async def _serve(args: argparse.Namespace) -> int:
             print(f"live page on {await live.start()}", file=sys.stderr)
         print(f"tournaments go to {Path(args.output) / '<id>'}/ (results.sqlite, report.md, "
               f"summary.json, games.jsonl, logs/)", file=sys.stderr)
-        print(f"referee listening on {arena.server.address} (Ctrl-C to stop)",
+        secure = " with TLS" if tls is not None else ""
+        print(f"referee listening on {arena.server.address}{secure} (Ctrl-C to stop)",
               file=sys.stderr, flush=True)
         await stop.wait()
         print("shutting down", file=sys.stderr)

@@ -44,6 +44,7 @@ from harness.ladder.registry import Entrant as RegisteredBot
 from harness.ladder.registry import Registry
 from harness.ladder.sets import SetLog
 from harness.ladder.store import LadderStore
+from harness.protocol.tls import ServerTLS
 from harness.referee.arena import Arena
 from harness.referee.outcome import FaultKind, FaultPolicy, Termination, TimeControl
 from harness.referee.pool import Entrant, Instance
@@ -83,6 +84,7 @@ class LadderSettings:
     quarantine: QuarantinePolicy = field(default_factory=QuarantinePolicy)
     host: str = "127.0.0.1"
     port: int = 0
+    tls: ServerTLS | None = None
     startup_timeout: float = 10.0
     poll_seconds: float = 1.0
     refresh_seconds: float = 1.0
@@ -294,7 +296,7 @@ class LadderRuntime:
         """Play until ``stop`` is set; running sets are then interrupted (cut short)."""
         s = self.settings
         self._restore()
-        async with Arena(log_dir=s.log_dir, host=s.host, port=s.port,
+        async with Arena(log_dir=s.log_dir, host=s.host, port=s.port, tls=s.tls,
                          startup_timeout=s.startup_timeout) as arena:
             self.arena = arena
             for entrant, seats in s.house:

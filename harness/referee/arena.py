@@ -17,6 +17,7 @@ from pathlib import Path
 from types import TracebackType
 
 from harness.errors import BotStartupError
+from harness.protocol.tls import ServerTLS
 from harness.referee.match import GameRunner, forfeit_places
 from harness.referee.outcome import (
     Fault,
@@ -39,9 +40,9 @@ class Arena:
 
     def __init__(self, *, log_dir: Path, host: str = "127.0.0.1", port: int = 0,
                  startup_timeout: float = 20.0, shutdown_grace: float = 5.0,
-                 server: RefereeServer | None = None) -> None:
+                 server: RefereeServer | None = None, tls: ServerTLS | None = None) -> None:
         self.owns_server = server is None
-        self.server = server or RefereeServer(host, port)
+        self.server = server or RefereeServer(host, port, tls=tls)
         self.pool = BotPool(self.server, log_dir, startup_timeout=startup_timeout)
         self.shutdown_grace = shutdown_grace
         self.stop_games = asyncio.Event()

@@ -149,7 +149,7 @@ class BotPool:
                 slot.session.close("restarting the bot")
         assert inst.entrant.command is not None
         proc = BotProcess(inst.entrant.name, inst.slot.instance, inst.entrant.command,
-                          self.server.address, slot.token, self.log_dir)
+                          self.server.local_address, slot.token, self.log_dir)
         inst.process = proc
         await proc.start()
         waiter = asyncio.ensure_future(slot.wait_connected(self.startup_timeout))

@@ -6,6 +6,9 @@ A local bot is started from its command line with three environment variables:
 * ``EUCHRE_BOT_TOKEN``: the one-time token to present in ``Hello.token``;
 * ``EUCHRE_BOT_NAME``: the entrant name it plays under.
 
+``EUCHRE_TLS_CA`` is set empty: a local bot dials plaintext on loopback, even when the
+referee serves TLS to remote bots.
+
 The same values replace ``{address}``, ``{token}`` and ``{name}`` in the command's
 arguments, for bots that prefer flags. Each process runs in its own process group (so
 partners cannot share memory and a bot's children die with it); its stdout and stderr go
@@ -80,7 +83,8 @@ class BotProcess:
         env = dict(os.environ)
         env.update(self.command.env)
         env.update({"EUCHRE_REFEREE_ADDRESS": self.address, "EUCHRE_BOT_TOKEN": self.token,
-                    "EUCHRE_BOT_NAME": self.name, "PYTHONUNBUFFERED": "1"})
+                    "EUCHRE_BOT_NAME": self.name, "EUCHRE_TLS_CA": "",
+                    "PYTHONUNBUFFERED": "1"})
         try:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log = CappedLog(self.log_path, self.command.log_limit)

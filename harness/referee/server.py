@@ -39,6 +39,7 @@ from harness.protocol import (
     messages,
     operator,
 )
+from harness.protocol.tls import ServerTLS
 from harness.referee.operator import OperatorServicer, TournamentCalls
 from harness.referee.session import Registry, Session
 
@@ -170,10 +171,14 @@ class RefereeServer:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *,
                  handshake_timeout: float = HANDSHAKE_TIMEOUT,
                  max_message_bytes: int = MAX_MESSAGE_BYTES,
-                 operator_token: str | None = None) -> None:
+                 operator_token: str | None = None, tls: ServerTLS | None = None) -> None:
         self.host = host
         self.requested_port = port
         self.port = 0
+        # With TLS, the port above speaks only TLS, and the bots the referee starts
+        # itself dial a second, plaintext port on loopback (local_port).
+        self.tls = tls
+        self.local_port = 0
         self.handshake_timeout = handshake_timeout
         self.max_message_bytes = max_message_bytes
         self.registry = Registry()
@@ -190,6 +195,12 @@ class RefereeServer:
     def address(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{host}:{self.port}"
+
+    @property
+    def local_address(self) -> str:
+        """Where the bots this referee starts on this machine dial: the referee's own
+        address, or with TLS a plaintext port on loopback."""
+        return f"127.0.0.1:{self.local_port}" if self.tls is not None else self.address
 
     def operator_allowed(self, context: grpc.aio.ServicerContext[Any, Any]) -> bool:
         if self.operator_token:
@@ -219,19 +230,24 @@ class RefereeServer:
             reflection.SERVICE_NAME,
         )
         reflection.enable_server_reflection(names, server)
+        where = f"{self.address_host()}:{self.requested_port}"
         try:
-            self.port = server.add_insecure_port(
-                f"{self.address_host()}:{self.requested_port}")
+            if self.tls is None:
+                self.port = server.add_insecure_port(where)
+            else:
+                self.port = server.add_secure_port(where, self.tls.credentials())
+                self.local_port = server.add_insecure_port("127.0.0.1:0")
         except RuntimeError:
             self.port = 0
-        if self.port == 0:
+        if self.port == 0 or (self.tls is not None and self.local_port == 0):
             raise HarnessError(f"cannot listen on {self.host}:{self.requested_port} (port in "
                                f"use, or not an address of this machine)")
         await server.start()
         self._server = server
         for name in ("", *names[:2]):
             await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
-        log.info("referee listening on %s", self.address)
+        log.info("referee listening on %s%s", self.address,
+                 " (TLS)" if self.tls is not None else "")
 
     def address_host(self) -> str:
         return f"[{self.host}]" if ":" in self.host else self.host

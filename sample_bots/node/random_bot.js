@@ -15,12 +15,15 @@
 //   EUCHRE_REFEREE_ADDRESS  or --address HOST:PORT   where to dial (required)
 //   EUCHRE_BOT_TOKEN        or --token TOKEN         the seat token for Hello.token
 //   EUCHRE_BOT_NAME         or --name NAME           the name in Hello.bot_name
+//   EUCHRE_TLS_CA           or --tls-ca FILE         dial with TLS, trusting this CA
+//                                                    certificate (PEM); unset: plaintext
 //   EUCHRE_BOT_SEED                                  a seed, for reproducible play
 //
 // Exit status: 0 when the referee ends the stream, 2 when it refuses the handshake,
 // 1 when it cannot be reached for about 30 seconds.
 'use strict';
 
+const fs = require('fs');
 const path = require('path');
 const { parseArgs } = require('util');
 const grpc = require('@grpc/grpc-js');
@@ -83,7 +86,7 @@ class Refused extends Error {}
 // error if the connection fails (the caller retries). `onWelcome` is called once the
 // handshake is accepted.
 function playSession(options, random, onWelcome) {
-  const client = new euchre.RefereeService(options.address, grpc.credentials.createInsecure());
+  const client = new euchre.RefereeService(options.address, options.credentials);
   return new Promise((resolve, reject) => {
     let settled = false;
     const finish = (fn, value) => {
@@ -177,15 +180,29 @@ function main() {
         address: { type: 'string', default: env.EUCHRE_REFEREE_ADDRESS || '' },
         token: { type: 'string', default: env.EUCHRE_BOT_TOKEN || '' },
         name: { type: 'string', default: env.EUCHRE_BOT_NAME || 'node-random' },
+        'tls-ca': { type: 'string', default: env.EUCHRE_TLS_CA || '' },
       },
     }));
   } catch (err) {
-    process.stderr.write(`${err.message}\nusage: random_bot.js [--address HOST:PORT] [--token TOKEN] [--name NAME]\n`);
+    process.stderr.write(`${err.message}\nusage: random_bot.js [--address HOST:PORT] [--token TOKEN] [--name NAME] [--tls-ca FILE]\n`);
     process.exit(2);
   }
   if (!values.address) {
     process.stderr.write('no referee address: pass --address or set EUCHRE_REFEREE_ADDRESS\n');
     process.exit(2);
+  }
+  // TLS when given the CA certificate that signed the referee's certificate.
+  if (values['tls-ca']) {
+    let ca;
+    try {
+      ca = fs.readFileSync(values['tls-ca']);
+    } catch (err) {
+      process.stderr.write(`cannot read the CA file (--tls-ca or EUCHRE_TLS_CA): ${err.message}\n`);
+      process.exit(2);
+    }
+    values.credentials = grpc.credentials.createSsl(ca);
+  } else {
+    values.credentials = grpc.credentials.createInsecure();
   }
   const seed = env.EUCHRE_BOT_SEED;
   const random = seed ? mulberry32(Number.parseInt(seed, 10)) : Math.random;
