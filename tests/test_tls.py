@@ -1,0 +1,152 @@
+"""TLS on the wire: a real ``serve`` process with a certificate this test makes itself, a
+Python and a Node bot dialing it with the CA file, ``ctl`` over TLS, and plaintext
+clients refused."""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from serve_support import ctl, serve
+
+from harness.errors import ConfigError
+from harness.protocol.tls import server_tls
+
+ROOT = Path(__file__).resolve().parents[1]
+NODE_BOT = ROOT / "sample_bots" / "node" / "random_bot.js"
+OPERATOR = "operator-secret"
+WAIT_S = 120.0
+
+CONFIG = """
+name = "tls"
+games = 1
+concurrency = 1
+tc = "5+10"
+[rules]
+form = "two-handed"
+target = 3
+[[bot]]
+name = "local"
+command = "{python} -m sample_bots.random_bot"
+[[bot]]
+name = "py"
+tokens = ["py-seat-token"]
+[[bot]]
+name = "node"
+tokens = ["node-seat-token"]
+"""
+
+
+def _name(common: str) -> x509.Name:
+    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
+
+
+def make_certificates(folder: Path) -> tuple[Path, Path, Path]:
+    """A CA, and a server certificate it signs for localhost and 127.0.0.1: the paths
+    of the CA certificate, the server certificate and the server key (all PEM)."""
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = (x509.CertificateBuilder().subject_name(_name("test CA")).issuer_name(_name("test CA"))
+          .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+          .not_valid_before(now - datetime.timedelta(minutes=5))
+          .not_valid_after(now + datetime.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .sign(ca_key, hashes.SHA256()))
+    key = ec.generate_private_key(ec.SECP256R1())
+    names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    cert = (x509.CertificateBuilder().subject_name(_name("localhost")).issuer_name(ca.subject)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName(names), critical=False)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .sign(ca_key, hashes.SHA256()))
+    paths = folder / "ca.pem", folder / "server.pem", folder / "server.key"
+    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    paths[2].write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return paths
+
+
+def _health(channel: grpc.Channel) -> int:
+    reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(),
+                                                      timeout=10)
+    return int(reply.status)
+
+
+def test_bots_and_ctl_play_over_tls_and_plaintext_is_refused(tmp_path: Path) -> None:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    ca, cert, key = make_certificates(tmp_path)
+    (tmp_path / "tls.toml").write_text(CONFIG)
+    env = {"EUCHRE_OPERATOR_TOKEN": OPERATOR}
+    with serve(tmp_path / "out", "--tls-cert", str(cert), "--tls-key", str(key),
+               env=env) as server:
+        assert "with TLS" in server.stderr
+        address = server.address.replace("127.0.0.1", "localhost")
+
+        # Plaintext clients are refused: gRPC, and ctl without the CA.
+        with grpc.insecure_channel(server.address) as plain, \
+                pytest.raises(grpc.RpcError) as refused:
+            _health(plain)
+        assert refused.value.code() is grpc.StatusCode.UNAVAILABLE
+        assert ctl(server.address, "list", env=env).returncode != 0
+        # With the CA, the same call succeeds, by IP address and by host name.
+        root = grpc.ssl_channel_credentials(ca.read_bytes())
+        for target in (server.address, address):
+            with grpc.secure_channel(target, root) as secure:
+                assert _health(secure) == health_pb2.HealthCheckResponse.SERVING
+
+        started = ctl(server.address, "--tls-ca", str(ca), "start",
+                      str(tmp_path / "tls.toml"), env=env)
+        assert started.returncode == 0, started.stderr
+        bot_env = {**os.environ, "EUCHRE_REFEREE_ADDRESS": server.address}
+        py = subprocess.Popen(
+            [sys.executable, "-m", "sample_bots.random_bot", "--token", "py-seat-token",
+             "--tls-ca", str(ca)], env=bot_env, stderr=subprocess.PIPE, text=True)
+        js = subprocess.Popen(
+            [node, str(NODE_BOT), "--token", "node-seat-token"],
+            env={**bot_env, "EUCHRE_TLS_CA": str(ca)}, stderr=subprocess.PIPE, text=True)
+        try:
+            watched = ctl(address, "watch", "tls", env={**env, "EUCHRE_TLS_CA": str(ca)},
+                          timeout=WAIT_S)
+        finally:
+            for proc in (py, js):
+                if proc.poll() is None:
+                    proc.terminate()
+                proc.communicate(timeout=30)
+        assert watched.returncode == 0, watched.stderr
+        assert "tls: finished, 6/6 games" in watched.stdout
+        for name in ("local", "py", "node"):
+            assert name in watched.stdout
+        assert "forfeit" not in watched.stdout.lower()
+        for secret in (OPERATOR, "py-seat-token", "node-seat-token"):
+            assert secret not in server.stderr
+
+
+def test_tls_needs_both_a_certificate_and_a_key_in_pem(tmp_path: Path) -> None:
+    _, cert, key = make_certificates(tmp_path)
+    assert server_tls(None, None) is None
+    loaded = server_tls(cert, key)
+    assert loaded is not None and b"PRIVATE KEY" in loaded.private_key
+    with pytest.raises(ConfigError, match="--tls-key: TLS needs both"):
+        server_tls(cert, None)
+    with pytest.raises(ConfigError, match=r"--tls-key: .* holds no PEM private key"):
+        server_tls(cert, cert)
+    with pytest.raises(ConfigError, match="--tls-cert: cannot read"):
+        server_tls(tmp_path / "missing.pem", key)
