@@ -197,7 +197,8 @@ def test_a_ladder_over_tls_rates_a_visitor_dialing_with_the_ca(tmp_path: Path) -
                            cwd=ROOT, capture_output=True, text=True,
                            check=True).stdout.split()[1]
     running = subprocess.Popen([*ladder, "--tls-cert", str(cert), "--tls-key", str(key)],
-                               cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+                               cwd=ROOT, env={**env, "EUCHRE_TLS_CA": str(ca)},
+                               stderr=subprocess.PIPE, text=True)
     # The house bots dial the referee's plaintext loopback port even when the
     # environment names a CA; the visitors dial the TLS port.
     visitors = [subprocess.Popen(
