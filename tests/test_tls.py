@@ -125,7 +125,9 @@ def test_bots_and_ctl_play_over_tls_and_plaintext_is_refused(tmp_path: Path) -> 
                 pytest.raises(grpc.RpcError) as refused:
             _health(plain)
         assert refused.value.code() is grpc.StatusCode.UNAVAILABLE
-        assert ctl(server.address, "list", env=env).returncode != 0
+        plain_ctl = ctl(server.address, "list", env=env)
+        assert plain_ctl.returncode == 2
+        assert "a referee that serves TLS needs --tls-ca" in plain_ctl.stderr
         # With the CA, the same call succeeds, by IP address and by host name.
         root = grpc.ssl_channel_credentials(ca.read_bytes())
         for target in (server.address, address):

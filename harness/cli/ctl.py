@@ -108,11 +108,13 @@ def _metadata(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {token}"),) if token else ()
 
 
-def _explain(error: grpc.aio.AioRpcError, address: str, timeout: float) -> str:
+def _explain(error: grpc.aio.AioRpcError, address: str, timeout: float,
+             tls: bool) -> str:
     code = error.code()
     if code is grpc.StatusCode.UNAVAILABLE:
+        hint = "" if tls else f"; a referee that serves TLS needs --tls-ca or ${TLS_CA_ENV}"
         return (f"cannot reach a referee at {address} (is euchre-harness serve running "
-                f"there? set --address or ${ADDRESS_ENV})")
+                f"there? set --address or ${ADDRESS_ENV}{hint})")
     if code is grpc.StatusCode.DEADLINE_EXCEEDED:
         return f"no answer from the referee at {address} within {timeout:g}s"
     detail = (error.details() or "").splitlines()[0] if error.details() else ""
@@ -121,12 +123,13 @@ def _explain(error: grpc.aio.AioRpcError, address: str, timeout: float) -> str:
 
 async def _run(args: argparse.Namespace) -> int:
     address = _address(args)
+    ca = ca_file(args.tls_ca)
     try:
-        async with dial(address, ca_file(args.tls_ca)) as channel:
+        async with dial(address, ca) as channel:
             stub = op.OperatorServiceStub(channel)
             return await _COMMANDS[args.ctl_command](stub, args, _metadata(args))
     except grpc.aio.AioRpcError as e:
-        raise CtlError(_explain(e, address, args.timeout)) from None
+        raise CtlError(_explain(e, address, args.timeout, ca is not None)) from None
 
 
 # ---------------------------------------------------------------------- commands
