@@ -6,6 +6,8 @@ This package is the only part of the harness that imports the generated code in
 * :mod:`harness.protocol.convert`: protobuf <-> the rules engine's objects, both ways;
 * :mod:`harness.protocol.messages`: builders for every message of a ``Connect`` stream
   (Hello, Welcome, Refusal, GameStart, Fault, GameOver, Shutdown...);
+* :mod:`harness.protocol.tls`: TLS credentials for the referee's port and the channels
+  that dial it;
 * here: :data:`PROTOCOL_VERSION`, the message size limits the referee enforces, the
   message types and the service classes (stub, servicer base) the referee and the SDK
   need.
