@@ -477,7 +477,7 @@ class LadderGame(_message.Message):
     HANDS_FIELD_NUMBER: _builtins.int
     game_key: _builtins.str
     termination: _builtins.str
-    """How it ended: "completed", "forfeit", ... (the store's termination names)."""
+    """How it ended: "normal" or "forfeit"."""
     finished_at: _builtins.str
     """When it finished (ISO 8601, UTC)."""
     hands: _builtins.int
