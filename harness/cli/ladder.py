@@ -14,6 +14,11 @@ The configuration is a tournament file (rules, ``tc``, ``fault_policy``,
 ``<output>/ladder.sqlite``. The actions work while the ladder runs (new registrations are
 picked up within a second). ``register``, ``new-version`` and ``rotate`` print the
 token once, on stdout, and nowhere else.
+
+A running ladder also serves its operator API (``euchre.v1.LadderService``) on its
+address: ``euchre-harness ctl register``, ``ctl standings``, ``ctl games``, ``ctl
+ladder-watch`` and the rest work from any machine given ``--operator-token`` (or
+``EUCHRE_OPERATOR_TOKEN``), and from this one without.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import os
 import signal
 import sys
 from pathlib import Path
@@ -51,6 +57,10 @@ def register(sub: Any) -> None:
     p.add_argument("config", type=Path, help="the ladder's configuration (TOML)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument("--port", type=int, default=50051, help="port to listen on (0: any)")
+    p.add_argument("--operator-token", default=None,
+                   help="token operators must present to the ladder's operator API "
+                        "(euchre-harness ctl); without one, operator calls are accepted "
+                        "from this machine only. Also EUCHRE_OPERATOR_TOKEN")
     actions = p.add_subparsers(dest="action", metavar="ACTION",
                                help="manage the ladder's bots (default: run the ladder)")
 
@@ -173,5 +183,10 @@ def _run(settings: LadderSettings) -> int:
 def handle(args: argparse.Namespace) -> int:
     settings = settings_from(load_config(args.config), host=args.host, port=args.port)
     if args.action is None:
-        return _run(settings)
+        token = args.operator_token or os.environ.get("EUCHRE_OPERATOR_TOKEN") or None
+        if token is None and args.host not in ("127.0.0.1", "localhost", "::1"):
+            print("note: no operator token; operator calls are accepted from this machine "
+                  "only (set --operator-token or EUCHRE_OPERATOR_TOKEN to allow others)",
+                  file=sys.stderr)
+        return _run(dataclasses.replace(settings, operator_token=token))
     return _act(args, settings)
