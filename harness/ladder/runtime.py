@@ -354,6 +354,8 @@ class LadderRuntime:
             return
         moved = []
         for line in standings(self):
+            if not line.rated:
+                continue
             key = (line.elo, line.ci95, line.games, line.sweep)
             if self._published.get(line.name) != key:
                 self._published[line.name] = key
