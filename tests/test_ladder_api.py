@@ -133,6 +133,12 @@ def test_registered_bot_plays_is_rated_and_watched_over_the_operator_api(
                                     token="not-the-operator-token")
         assert wrong_register.returncode == 2 and "intruder" not in ladder.standings()
 
+        unknown = ladder.ctl("retire", "nobody")
+        assert unknown.returncode == 2 and "not_found" in unknown.stderr
+        assert len(unknown.stderr.strip().splitlines()) == 1
+        lifted = ladder.ctl("lift", "visitor")
+        assert lifted.returncode == 0 and "not benched" in lifted.stdout
+
         _wait(lambda: "bot connected: visitor" in watch_out.read_text())
     finally:
         for proc in (*bots, watch):
