@@ -8,6 +8,7 @@ the answer of RegisterBot, NewVersion or RotateToken, and is never logged.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -128,7 +129,7 @@ class LadderServicer(lp.LadderServiceServicer):
     async def GetStandings(self, request: lp.GetStandingsRequest,
                            context: Context) -> lp.GetStandingsResponse:
         await self._authorize(context)
-        self.runtime.refresh_ratings(force=True)
+        self.runtime.refresh_ratings()  # games not fitted yet, if a refit is due
         return lp.GetStandingsResponse(
             standings=standings(self.runtime, latest_only=request.latest_only))
 
@@ -138,12 +139,18 @@ class LadderServicer(lp.LadderServiceServicer):
             await self._call(context, lambda: self.runtime.registry.get(request.bot))
         else:
             await self._authorize(context)
-        recent: collections.deque[GameRow] = collections.deque(
-            maxlen=request.limit or DEFAULT_GAMES)
-        for row in self.runtime.results.games(self.runtime.settings.ladder_id):
-            if not request.bot or request.bot in row.seats:
-                recent.append(row)
+        recent = await asyncio.to_thread(self._recent, request.bot,
+                                         request.limit or DEFAULT_GAMES)
         return lp.ListGamesResponse(games=[game_message(r) for r in reversed(recent)])
+
+    def _recent(self, bot: str, limit: int) -> collections.deque[GameRow]:
+        """The newest ``limit`` stored games (of ``bot``), oldest first. It reads the
+        store page by page in a thread, so games go on meanwhile."""
+        recent: collections.deque[GameRow] = collections.deque(maxlen=limit)
+        for row in self.runtime.results.games(self.runtime.settings.ladder_id):
+            if not bot or bot in row.seats:
+                recent.append(row)
+        return recent
 
     async def WatchLadder(self, request: lp.WatchLadderRequest,
                           context: Context) -> AsyncIterator[lp.WatchLadderResponse]:
