@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import getpass
 import json
 import os
 import socket
@@ -94,3 +95,11 @@ def add_tls_flags(parser: argparse.ArgumentParser) -> None:
                              "--tls-key. Without both, the referee speaks plaintext")
     parser.add_argument("--tls-key", type=Path, default=None, metavar="FILE",
                         help="the private key (PEM) of --tls-cert")
+
+
+def default_owner() -> str:
+    """The owner of a bot registered without ``--owner``: the operator's user name."""
+    try:
+        return getpass.getuser() or "operator"
+    except Exception:  # no user name in the environment or the password database
+        return "operator"

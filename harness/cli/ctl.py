@@ -9,6 +9,10 @@
     euchre-harness ctl cancel ID         stop it (its finished games stay stored)
     euchre-harness ctl resume ID         continue a cancelled or interrupted one
 
+and, for a running ladder (``euchre-harness ladder``; see :mod:`harness.cli._ctl_ladder`):
+``register``, ``new-version``, ``rotate``, ``retire``, ``restore``, ``lift``,
+``standings``, ``games`` and ``ladder-watch``.
+
 The referee's address comes from ``--address`` or ``EUCHRE_REFEREE_ADDRESS`` (default
 ``127.0.0.1:50051``, where ``serve`` listens), the operator token from
 ``EUCHRE_OPERATOR_TOKEN`` or ``--operator-token``. The token is sent as gRPC metadata and
@@ -28,6 +32,8 @@ from typing import Any
 
 import grpc
 
+from harness.cli import _ctl_ladder
+from harness.protocol import ladder as lp
 from harness.protocol import operator as op
 from harness.protocol.tls import TLS_CA_ENV, ca_file, dial
 from harness.results.rating import Sweep
@@ -41,9 +47,12 @@ def register(sub: Any) -> None:
     """Add the ``ctl`` command (``sub`` is the ``add_subparsers`` object of the main
     parser); its handler is :func:`main`."""
     p: argparse.ArgumentParser = sub.add_parser(
-        "ctl", help="operate a running referee over gRPC: bots, tournaments",
+        "ctl", help="operate a running referee or ladder over gRPC: bots, tournaments, "
+                    "ladder entrants",
         description="A client for a running referee's operator API "
-                    "(euchre.v1.OperatorService): bots, tournaments, live standings.",
+                    "(euchre.v1.OperatorService): bots, tournaments, live standings; and "
+                    "for a running ladder's (euchre.v1.LadderService): registrations, "
+                    "standings, games, events.",
         epilog=f"The address comes from --address or ${ADDRESS_ENV}, the token from "
                f"${TOKEN_ENV} or --operator-token; the token is never printed.")
     p.add_argument("--address", default=None, metavar="HOST:PORT",
@@ -82,6 +91,7 @@ def register(sub: Any) -> None:
     c = command("cancel", "stop a tournament; its finished games stay stored")
     c.add_argument("id", metavar="ID", help="the tournament's id")
     c.add_argument("--reason", default="", help="why (shown in its status)")
+    _ctl_ladder.add_commands(command)
     p.set_defaults(handler=main)
 
 
@@ -117,6 +127,10 @@ def _explain(error: grpc.aio.AioRpcError, address: str, timeout: float,
                 f"there? set --address or ${ADDRESS_ENV}{hint})")
     if code is grpc.StatusCode.DEADLINE_EXCEEDED:
         return f"no answer from the referee at {address} within {timeout:g}s"
+    if code is grpc.StatusCode.UNIMPLEMENTED:
+        return (f"the server at {address} does not offer this call (ladder commands "
+                f"need a running euchre-harness ladder; tournament ones euchre-harness "
+                f"serve)")
     detail = (error.details() or "").splitlines()[0] if error.details() else ""
     return f"{code.name.lower()}: {detail or 'no detail'}"
 
@@ -126,6 +140,9 @@ async def _run(args: argparse.Namespace) -> int:
     ca = ca_file(args.tls_ca)
     try:
         async with dial(address, ca) as channel:
+            if args.ctl_command in _ctl_ladder.COMMANDS:
+                return await _ctl_ladder.COMMANDS[args.ctl_command](
+                    lp.LadderServiceStub(channel), args, _metadata(args))
             stub = op.OperatorServiceStub(channel)
             return await _COMMANDS[args.ctl_command](stub, args, _metadata(args))
     except grpc.aio.AioRpcError as e:

@@ -2,7 +2,7 @@
 entrants and read its standings straight from its store.
 
     euchre-harness ladder examples/ladder.toml                      run it (Ctrl-C stops)
-    euchre-harness ladder examples/ladder.toml register NAME --owner WHO [--concurrency N]
+    euchre-harness ladder examples/ladder.toml register NAME [--owner WHO] [--concurrency N]
     euchre-harness ladder examples/ladder.toml new-version NAME
     euchre-harness ladder examples/ladder.toml rotate NAME | retire NAME | restore NAME
     euchre-harness ladder examples/ladder.toml lift NAME              end a bench
@@ -14,6 +14,11 @@ The configuration is a tournament file (rules, ``tc``, ``fault_policy``,
 ``<output>/ladder.sqlite``. The actions work while the ladder runs (new registrations are
 picked up within a second). ``register``, ``new-version`` and ``rotate`` print the
 token once, on stdout, and nowhere else.
+
+A running ladder also serves its operator API (``euchre.v1.LadderService``) on its
+address: ``euchre-harness ctl register``, ``ctl standings``, ``ctl games``, ``ctl
+ladder-watch`` and the rest work from any machine given ``--operator-token`` (or
+``EUCHRE_OPERATOR_TOKEN``), and from this one without.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import os
 import signal
 import sys
 from pathlib import Path
@@ -28,7 +34,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness.cli.common import add_tls_flags
+from harness.cli.common import add_tls_flags, default_owner
 from harness.errors import ConfigError
 from harness.ladder.quarantine import Quarantine
 from harness.ladder.ratings import LadderRatings
@@ -54,6 +60,10 @@ def register(sub: Any) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument("--port", type=int, default=50051, help="port to listen on (0: any)")
     add_tls_flags(p)
+    p.add_argument("--operator-token", default=None,
+                   help="token operators must present to the ladder's operator API "
+                        "(euchre-harness ctl); without one, operator calls are accepted "
+                        "from this machine only. Also EUCHRE_OPERATOR_TOKEN")
     actions = p.add_subparsers(dest="action", metavar="ACTION",
                                help="manage the ladder's bots (default: run the ladder)")
 
@@ -64,7 +74,8 @@ def register(sub: Any) -> None:
 
     r = action("register", "register a bot and print its token once")
     r.add_argument("name", help="the bot's name (letters, digits, '.', '_', '-')")
-    r.add_argument("--owner", required=True, help="who runs the bot")
+    r.add_argument("--owner", default=None,
+                   help="who runs the bot (default: your user name)")
     r.add_argument("--description", default="", help="a line about the bot")
     r.add_argument("--concurrency", type=int, default=None,
                    help="seats it may hold at once; one stream each (default: the seats "
@@ -132,7 +143,7 @@ def _act(args: argparse.Namespace, settings: LadderSettings) -> int:
         registry = Registry(store)
         if args.action == "register":
             entrant, token = registry.register(
-                args.name, args.owner, description=args.description,
+                args.name, args.owner or default_owner(), description=args.description,
                 concurrency=settings.seats_per_bot if args.concurrency is None
                 else args.concurrency)
             _show_token(entrant.name, token)
@@ -177,6 +188,11 @@ def _run(settings: LadderSettings) -> int:
 def handle(args: argparse.Namespace) -> int:
     settings = settings_from(load_config(args.config), host=args.host, port=args.port)
     if args.action is None:
-        return _run(dataclasses.replace(settings,
+        token = args.operator_token or os.environ.get("EUCHRE_OPERATOR_TOKEN") or None
+        if token is None and args.host not in ("127.0.0.1", "localhost", "::1"):
+            print("note: no operator token; operator calls are accepted from this machine "
+                  "only (set --operator-token or EUCHRE_OPERATOR_TOKEN to allow others)",
+                  file=sys.stderr)
+        return _run(dataclasses.replace(settings, operator_token=token,
                                         tls=server_tls(args.tls_cert, args.tls_key)))
     return _act(args, settings)

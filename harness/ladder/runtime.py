@@ -37,13 +37,16 @@ from datetime import datetime
 from pathlib import Path
 
 from harness.errors import ConfigError
+from harness.ladder.events import LadderEvents
 from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, Policy, SetProgress
 from harness.ladder.quarantine import Quarantine, QuarantinePolicy
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Entrant as RegisteredBot
 from harness.ladder.registry import Registry
+from harness.ladder.service import LadderServicer, game_message, standings
 from harness.ladder.sets import SetLog
 from harness.ladder.store import LadderStore
+from harness.protocol import ladder as lp
 from harness.protocol.tls import ServerTLS
 from harness.referee.arena import Arena
 from harness.referee.outcome import FaultKind, FaultPolicy, Termination, TimeControl
@@ -89,6 +92,7 @@ class LadderSettings:
     poll_seconds: float = 1.0
     refresh_seconds: float = 1.0
     refresh_games: int = 100
+    operator_token: str | None = None  # None: operator calls from this machine only
 
     @property
     def seats_per_bot(self) -> int:
@@ -115,6 +119,8 @@ class LadderRuntime:
                                      seed=settings.seed, duplicate=settings.duplicate,
                                      policy=settings.matchmaking)
         self.arena: Arena | None = None
+        self.events = LadderEvents()
+        self._published: dict[str, tuple[float, float, float, str]] = {}
         self._house = {entrant.name for entrant, _ in settings.house}
         self._wake = asyncio.Event()
         self._running: set[asyncio.Task[None]] = set()
@@ -167,6 +173,8 @@ class LadderRuntime:
                 if inst in self._parked and inst.slot.live:
                     self._parked.discard(inst)
                     inst.busy = False
+                    self.events.publish(lp.WatchLadderResponse(
+                        bot_connected=lp.BotConnected(name=name)))
                 elif not inst.busy and not inst.slot.live:
                     self._parked.add(inst)
                     inst.busy = True
@@ -263,12 +271,16 @@ class LadderRuntime:
             row = to_row(s.ladder_id, game, result)
             self.results.record_game(row)
             played.append(row)
+            self.events.publish(lp.WatchLadderResponse(
+                game_finished=lp.GameFinished(game=game_message(row))))
             progress.finish(game.table, forfeit=result.termination is Termination.FORFEIT)
             for bot in deal_set.bots:
                 bench = self.quarantine.record(
                     bot, [f.kind.value for f in result.faults if f.bot == bot])
                 if bench is not None:
                     log.warning("%s benched until %.0f: %s", bot, bench.until, bench.reason)
+                    self.events.publish(lp.WatchLadderResponse(bot_benched=lp.BotBenched(
+                        name=bot, reason=bench.reason, until=bench.until)))
             fatal = [f for f in result.faults if f.kind in _FATAL]
             if fatal and progress.next_table() is not None:
                 progress.cut_short(f"{fatal[0].bot}: {fatal[0].kind.value}")
@@ -276,7 +288,7 @@ class LadderRuntime:
         self.sets.finish(progress)
         self.ratings.add_games(played[t] for t in progress.counted_tables()
                                if t < len(played))
-        self.ratings.refresh()
+        self.refresh_ratings()
 
     def _start(self, arena: Arena, deal_set: DealSet) -> None:
         task = asyncio.ensure_future(self._play_set(arena, deal_set))
@@ -296,8 +308,13 @@ class LadderRuntime:
         """Play until ``stop`` is set; running sets are then interrupted (cut short)."""
         s = self.settings
         self._restore()
-        async with Arena(log_dir=s.log_dir, host=s.host, port=s.port, tls=s.tls,
-                         startup_timeout=s.startup_timeout) as arena:
+        arena = Arena(log_dir=s.log_dir, host=s.host, port=s.port, tls=s.tls,
+                      startup_timeout=s.startup_timeout)
+        arena.server.operator_token = s.operator_token
+        servicer = LadderServicer(self, arena.server)
+        arena.server.add_service(lp.SERVICE_NAME,
+                                 lambda server: lp.add_to_server(servicer, server))
+        async with arena:
             self.arena = arena
             for entrant, seats in s.house:
                 arena.add(entrant, seats, s.rules)
@@ -311,18 +328,43 @@ class LadderRuntime:
                     slots = s.concurrency - len(self._running)
                     for deal_set in self.matchmaker.next_sets(self._candidates(arena), slots):
                         self._start(arena, deal_set)
-                    self.ratings.refresh()  # games not fitted yet, once it is due
+                    self.refresh_ratings()  # games not fitted yet, once it is due
                     self._wake.clear()
                     waker = asyncio.ensure_future(self._wake.wait())
                     await asyncio.wait((stopper, waker), timeout=s.poll_seconds,
                                        return_when=asyncio.FIRST_COMPLETED)
                     waker.cancel()
             finally:
+                self.events.close()
                 stopper.cancel()
                 arena.stop_games.set()
                 if self._running:
                     await asyncio.wait(self._running, timeout=10.0)
                 self.arena = None
+
+    # ------------------------------------------------------------------ operator
+
+    def wake(self) -> None:
+        """Look for games to start now (a bot was registered, restored or lifted)."""
+        self._wake.set()
+
+    def refresh_ratings(self, *, force: bool = False) -> None:
+        """Refit the ratings if due (or ``force``); a refit that moves any bot's line
+        is published as a rating-changed event with the lines that moved."""
+        before = self.ratings.current
+        if self.ratings.refresh(force=force) is before:
+            return
+        moved = []
+        for line in standings(self):
+            if not line.rated:
+                continue
+            key = (line.elo, line.ci95, line.games, line.sweep)
+            if self._published.get(line.name) != key:
+                self._published[line.name] = key
+                moved.append(line)
+        if moved:
+            self.events.publish(lp.WatchLadderResponse(
+                rating_changed=lp.RatingChanged(standings=moved)))
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

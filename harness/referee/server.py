@@ -190,6 +190,7 @@ class RefereeServer:
         self._server: grpc.aio.Server | None = None
         self._health = health.aio.HealthServicer()
         self._on_shutdown: list[Callable[[], Any]] = []
+        self._services: list[tuple[str, Callable[[grpc.aio.Server], None]]] = []
 
     @property
     def address(self) -> str:
@@ -208,6 +209,12 @@ class RefereeServer:
             return metadata.get("authorization") == f"Bearer {self.operator_token}"
         return _is_loopback(context.peer())
 
+    def add_service(self, name: str, adder: Callable[[grpc.aio.Server], None]) -> None:
+        """Serve one more service (call before :meth:`start`): ``adder`` adds its
+        servicer to the grpc server; ``name`` (its full name) joins reflection and
+        health."""
+        self._services.append((name, adder))
+
     async def start(self) -> None:
         options: Sequence[tuple[str, Any]] = [
             ("grpc.max_receive_message_length", max(self.max_message_bytes,
@@ -223,11 +230,14 @@ class RefereeServer:
         add_RefereeServiceServicer_to_server(RefereeServicer(self), server)
         operator.add_to_server(OperatorServicer(self), server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
+        for _, adder in self._services:
+            adder(server)
         names = (
             REFEREE_SERVICE_NAME,
             operator.SERVICE_NAME,
             health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
             reflection.SERVICE_NAME,
+            *(name for name, _ in self._services),
         )
         reflection.enable_server_reflection(names, server)
         where = f"{self.address_host()}:{self.requested_port}"

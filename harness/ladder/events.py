@@ -1,0 +1,52 @@
+"""The ladder's event feed: what ``LadderService.WatchLadder`` streams. The runtime
+publishes (game finished, rating changed, bot connected, bot benched); each watcher has
+its own bounded queue, so a slow watcher loses its oldest events and never holds the
+ladder up."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+from harness.protocol import ladder as lp
+
+__all__ = ["QUEUE_SIZE", "LadderEvents"]
+
+QUEUE_SIZE = 1000
+"""Events kept for one watcher that has not read them yet."""
+
+
+class LadderEvents:
+    """Fan-out of ``WatchLadderResponse`` messages to every current watcher."""
+
+    def __init__(self) -> None:
+        self._queues: set[asyncio.Queue[lp.WatchLadderResponse | None]] = set()
+
+    @property
+    def watchers(self) -> int:
+        return len(self._queues)
+
+    def publish(self, event: lp.WatchLadderResponse) -> None:
+        self._put(event)
+
+    def close(self) -> None:
+        """End every watch (the ladder is stopping)."""
+        self._put(None)
+
+    def _put(self, item: lp.WatchLadderResponse | None) -> None:
+        for queue in self._queues:
+            if queue.full():  # drop the oldest
+                with contextlib.suppress(asyncio.QueueEmpty):
+                    queue.get_nowait()
+            queue.put_nowait(item)
+
+    async def watch(self) -> AsyncIterator[lp.WatchLadderResponse]:
+        """Events from now on, until :meth:`close`."""
+        queue: asyncio.Queue[lp.WatchLadderResponse | None] = asyncio.Queue(QUEUE_SIZE)
+        self._queues.add(queue)
+        try:
+            while (event := await queue.get()) is not None:
+                yield event
+        finally:
+            self._queues.discard(queue)

@@ -1,0 +1,159 @@
+"""``euchre.v1.LadderService`` on the ladder's referee: the operator's calls (register,
+versions, tokens, retire and restore, lift a bench, standings, games, watch).
+
+Who may call: the same rule as ``OperatorService`` (the operator token when the referee
+has one, else callers on this machine only). A bot's token leaves the process only in
+the answer of RegisterBot, NewVersion or RotateToken, and is never logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import grpc
+
+from harness.errors import ConfigError
+from harness.ladder.registry import Entrant
+from harness.protocol import ladder as lp
+from harness.store import GameRow
+
+if TYPE_CHECKING:
+    from harness.ladder.runtime import LadderRuntime
+    from harness.referee.server import RefereeServer
+
+__all__ = ["DEFAULT_GAMES", "LadderServicer", "game_message", "standings"]
+
+Context = grpc.aio.ServicerContext[Any, Any]
+T = TypeVar("T")
+
+DEFAULT_GAMES = 20
+"""Games ListGames returns when the request sets no limit."""
+
+
+def bot_message(entrant: Entrant) -> lp.LadderBot:
+    return lp.bot(name=entrant.name, base=entrant.base, version=entrant.version,
+                  owner=entrant.owner, description=entrant.description,
+                  concurrency=entrant.concurrency, created_at=entrant.created_at,
+                  retired=entrant.retired)
+
+
+def game_message(row: GameRow) -> lp.LadderGame:
+    return lp.game(game_key=row.game_key, seats=row.seats, scores=row.scores,
+                   termination=row.termination.value, finished_at=row.finished_at,
+                   hands=row.hands)
+
+
+def standings(runtime: LadderRuntime, *, latest_only: bool = False) -> list[lp.LadderStanding]:
+    """The standings with the current ratings, benched bots with their reason."""
+    rows = runtime.ratings.standings(runtime.registry.entrants(include_retired=True),
+                                     latest_only=latest_only)
+    out = []
+    for row in rows:
+        bench = runtime.quarantine.benched(row["name"])
+        out.append(lp.standing(row, bench.reason if bench is not None else ""))
+    return out
+
+
+class LadderServicer(lp.LadderServiceServicer):
+    """The operator's calls on one running ladder."""
+
+    def __init__(self, runtime: LadderRuntime, server: RefereeServer) -> None:
+        self.runtime = runtime
+        self.server = server
+
+    async def _authorize(self, context: Context) -> None:
+        if not self.server.operator_allowed(context):
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED,
+                                "operator calls need the operator token (metadata "
+                                "'authorization: Bearer TOKEN'), or a caller on this machine "
+                                "when the ladder has none")
+
+    async def _call(self, context: Context, action: Callable[[], T]) -> T:
+        """Run a registry action, turning its ConfigError into a status."""
+        await self._authorize(context)
+        try:
+            return action()
+        except ConfigError as e:
+            text = str(e)
+            code = (grpc.StatusCode.NOT_FOUND if "no bot named" in text
+                    else grpc.StatusCode.ALREADY_EXISTS if "already registered" in text
+                    else grpc.StatusCode.INVALID_ARGUMENT)
+            await context.abort(code, text)
+            raise  # not reached: abort raises
+
+    async def RegisterBot(self, request: lp.RegisterBotRequest,
+                          context: Context) -> lp.RegisterBotResponse:
+        concurrency = request.concurrency or self.runtime.settings.seats_per_bot
+        entrant, token = await self._call(context, lambda: self.runtime.registry.register(
+            request.name, request.owner, description=request.description,
+            concurrency=concurrency))
+        self.runtime.wake()
+        return lp.RegisterBotResponse(bot=bot_message(entrant), token=token.reveal())
+
+    async def NewVersion(self, request: lp.NewVersionRequest,
+                         context: Context) -> lp.NewVersionResponse:
+        entrant, token = await self._call(
+            context, lambda: self.runtime.registry.new_version(request.name))
+        self.runtime.wake()
+        return lp.NewVersionResponse(bot=bot_message(entrant), token=token.reveal())
+
+    async def RotateToken(self, request: lp.RotateTokenRequest,
+                          context: Context) -> lp.RotateTokenResponse:
+        registry = self.runtime.registry
+        token = await self._call(context, lambda: registry.rotate(request.name))
+        return lp.RotateTokenResponse(bot=bot_message(registry.get(request.name)),
+                                      token=token.reveal())
+
+    async def RetireBot(self, request: lp.RetireBotRequest,
+                        context: Context) -> lp.RetireBotResponse:
+        entrant = await self._call(context, lambda: self.runtime.registry.retire(request.name))
+        return lp.RetireBotResponse(bot=bot_message(entrant))
+
+    async def RestoreBot(self, request: lp.RestoreBotRequest,
+                         context: Context) -> lp.RestoreBotResponse:
+        entrant = await self._call(context,
+                                   lambda: self.runtime.registry.restore(request.name))
+        self.runtime.wake()
+        return lp.RestoreBotResponse(bot=bot_message(entrant))
+
+    async def LiftBench(self, request: lp.LiftBenchRequest,
+                        context: Context) -> lp.LiftBenchResponse:
+        await self._call(context, lambda: self.runtime.registry.get(request.name))
+        lifted = self.runtime.quarantine.lift(request.name) is not None
+        self.runtime.wake()
+        return lp.LiftBenchResponse(lifted=lifted)
+
+    async def GetStandings(self, request: lp.GetStandingsRequest,
+                           context: Context) -> lp.GetStandingsResponse:
+        await self._authorize(context)
+        self.runtime.refresh_ratings()  # games not fitted yet, if a refit is due
+        return lp.GetStandingsResponse(
+            standings=standings(self.runtime, latest_only=request.latest_only))
+
+    async def ListGames(self, request: lp.ListGamesRequest,
+                        context: Context) -> lp.ListGamesResponse:
+        if request.bot:
+            await self._call(context, lambda: self.runtime.registry.get(request.bot))
+        else:
+            await self._authorize(context)
+        recent = await asyncio.to_thread(self._recent, request.bot,
+                                         request.limit or DEFAULT_GAMES)
+        return lp.ListGamesResponse(games=[game_message(r) for r in reversed(recent)])
+
+    def _recent(self, bot: str, limit: int) -> collections.deque[GameRow]:
+        """The newest ``limit`` stored games (of ``bot``), oldest first. It reads the
+        store page by page in a thread, so games go on meanwhile."""
+        recent: collections.deque[GameRow] = collections.deque(maxlen=limit)
+        for row in self.runtime.results.games(self.runtime.settings.ladder_id):
+            if not bot or bot in row.seats:
+                recent.append(row)
+        return recent
+
+    async def WatchLadder(self, request: lp.WatchLadderRequest,
+                          context: Context) -> AsyncIterator[lp.WatchLadderResponse]:
+        await self._authorize(context)
+        async for event in self.runtime.events.watch():
+            yield event
