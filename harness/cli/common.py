@@ -97,6 +97,15 @@ def add_tls_flags(parser: argparse.ArgumentParser) -> None:
                         help="the private key (PEM) of --tls-cert")
 
 
+def add_http_flags(parser: argparse.ArgumentParser, shows: str) -> None:
+    """``--http-port`` and ``--http-host``: the live page, which ``shows`` what it says."""
+    parser.add_argument("--http-port", type=port_number, default=None,
+                        help=f"serve the live page (read-only HTTP: {shows}) on this port "
+                             "(default off; 0: any free port)")
+    parser.add_argument("--http-host", default="127.0.0.1",
+                        help="where the live page listens (default loopback)")
+
+
 def default_owner() -> str:
     """The owner of a bot registered without ``--owner``: the operator's user name."""
     try:

@@ -18,7 +18,8 @@ token once, on stdout, and nowhere else.
 A running ladder also serves its operator API (``euchre.v1.LadderService``) on its
 address: ``euchre-harness ctl register``, ``ctl standings``, ``ctl games``, ``ctl
 ladder-watch`` and the rest work from any machine given ``--operator-token`` (or
-``EUCHRE_OPERATOR_TOKEN``), and from this one without.
+``EUCHRE_OPERATOR_TOKEN``), and from this one without. With ``--http-port`` it also
+serves a read-only live page (standings, recent games and their replays) on that port.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness.cli.common import add_tls_flags, default_owner
+from harness.cli.common import add_http_flags, add_tls_flags, check_listen, default_owner
 from harness.errors import ConfigError
 from harness.ladder.quarantine import Quarantine
 from harness.ladder.ratings import LadderRatings
@@ -60,6 +61,7 @@ def register(sub: Any) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument("--port", type=int, default=50051, help="port to listen on (0: any)")
     add_tls_flags(p)
+    add_http_flags(p, "standings, recent games and their replays")
     p.add_argument("--operator-token", default=None,
                    help="token operators must present to the ladder's operator API "
                         "(euchre-harness ctl); without one, operator calls are accepted "
@@ -165,7 +167,9 @@ def _act(args: argparse.Namespace, settings: LadderSettings) -> int:
     return 0
 
 
-def _run(settings: LadderSettings) -> int:
+def _run(settings: LadderSettings, http: tuple[str, int] | None) -> int:
+    from harness.ladder.live import LadderLiveServer
+
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -173,10 +177,15 @@ def _run(settings: LadderSettings) -> int:
             loop.add_signal_handler(sig, stop.set)
         runtime = LadderRuntime(settings, stop=stop, on_listen=lambda address: print(
             f"ladder on {address}{' with TLS' if settings.tls else ''}; store {settings.store}",
-            file=sys.stderr))
+            file=sys.stderr, flush=True))
+        live = None if http is None else LadderLiveServer(runtime, *http)
         try:
+            if live is not None:
+                print(f"live page on {await live.start()}", file=sys.stderr, flush=True)
             await runtime.run()
         finally:
+            if live is not None:
+                await live.stop()
             runtime.close()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
@@ -193,6 +202,10 @@ def handle(args: argparse.Namespace) -> int:
             print("note: no operator token; operator calls are accepted from this machine "
                   "only (set --operator-token or EUCHRE_OPERATOR_TOKEN to allow others)",
                   file=sys.stderr)
+        http = None
+        if args.http_port is not None:
+            check_listen(args.http_host, args.http_port)
+            http = (args.http_host, args.http_port)
         return _run(dataclasses.replace(settings, operator_token=token,
-                                        tls=server_tls(args.tls_cert, args.tls_key)))
+                                        tls=server_tls(args.tls_cert, args.tls_key)), http)
     return _act(args, settings)

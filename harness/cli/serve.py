@@ -10,7 +10,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.cli.common import add_tls_flags, check_listen, port_number, writable_folder
+from harness.cli.common import (
+    add_http_flags,
+    add_tls_flags,
+    check_listen,
+    port_number,
+    writable_folder,
+)
 from harness.protocol.tls import ServerTLS, server_tls
 from harness.referee.arena import Arena
 
@@ -33,12 +39,7 @@ def register(sub: Any) -> None:
                    help="token operators must present (metadata 'authorization: Bearer "
                         "TOKEN'); without one, operator calls are accepted from this "
                         "machine only. Also EUCHRE_OPERATOR_TOKEN")
-    s.add_argument("--http-port", type=port_number, default=None,
-                   help="serve the live page (read-only HTTP: tournaments, standings, "
-                        "recent games and their replays) on this port (default off; 0: any "
-                        "free port)")
-    s.add_argument("--http-host", default="127.0.0.1",
-                   help="where the live page listens (default loopback)")
+    add_http_flags(s, "tournaments, standings, recent games and their replays")
     add_tls_flags(s)
     s.add_argument("--grace", type=float, default=5.0,
                    help="seconds running games get to finish on shutdown (default 5)")

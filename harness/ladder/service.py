@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from harness.ladder.runtime import LadderRuntime
     from harness.referee.server import RefereeServer
 
-__all__ = ["DEFAULT_GAMES", "LadderServicer", "game_message", "standings"]
+__all__ = ["DEFAULT_GAMES", "LadderServicer", "game_message", "recent_games", "standings"]
 
 Context = grpc.aio.ServicerContext[Any, Any]
 T = TypeVar("T")
@@ -55,6 +55,16 @@ def standings(runtime: LadderRuntime, *, latest_only: bool = False) -> list[lp.L
         bench = runtime.quarantine.benched(row["name"])
         out.append(lp.standing(row, bench.reason if bench is not None else ""))
     return out
+
+
+def recent_games(runtime: LadderRuntime, limit: int, bot: str = "") -> list[GameRow]:
+    """The newest ``limit`` stored games (of ``bot``), oldest first. It reads the store
+    page by page: call it in a thread, so games go on meanwhile."""
+    recent: collections.deque[GameRow] = collections.deque(maxlen=limit)
+    for row in runtime.results.games(runtime.settings.ladder_id):
+        if not bot or bot in row.seats:
+            recent.append(row)
+    return list(recent)
 
 
 class LadderServicer(lp.LadderServiceServicer):
@@ -139,18 +149,9 @@ class LadderServicer(lp.LadderServiceServicer):
             await self._call(context, lambda: self.runtime.registry.get(request.bot))
         else:
             await self._authorize(context)
-        recent = await asyncio.to_thread(self._recent, request.bot,
-                                         request.limit or DEFAULT_GAMES)
+        recent = await asyncio.to_thread(recent_games, self.runtime,
+                                         request.limit or DEFAULT_GAMES, request.bot)
         return lp.ListGamesResponse(games=[game_message(r) for r in reversed(recent)])
-
-    def _recent(self, bot: str, limit: int) -> collections.deque[GameRow]:
-        """The newest ``limit`` stored games (of ``bot``), oldest first. It reads the
-        store page by page in a thread, so games go on meanwhile."""
-        recent: collections.deque[GameRow] = collections.deque(maxlen=limit)
-        for row in self.runtime.results.games(self.runtime.settings.ladder_id):
-            if not bot or bot in row.seats:
-                recent.append(row)
-        return recent
 
     async def WatchLadder(self, request: lp.WatchLadderRequest,
                           context: Context) -> AsyncIterator[lp.WatchLadderResponse]:

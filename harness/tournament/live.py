@@ -39,14 +39,15 @@ from harness.web.data import game_summary
 from harness.web.live import index_page, tournament_page
 from harness.web.report import REPLAY_DIR
 
-__all__ = ["LiveServer", "tournament_view"]
+__all__ = ["HEADERS", "KEEPALIVE_S", "MIN_INTERVAL_S", "LiveServer", "LiveSite", "game_view",
+           "html", "replay_page", "tournament_view"]
 
 RECENT_GAMES = 10
 RATE_WINDOW = 20  # the rate is measured over this many latest games
 MIN_INTERVAL_S = 0.5
 KEEPALIVE_S = 15.0
 _PAGE_FILE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*\.html")
-_HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 
 
 def _rate(rows: list[GameRow]) -> float | None:
@@ -58,12 +59,14 @@ def _rate(rows: list[GameRow]) -> float | None:
     return 60.0 * (len(rows) - 1) / span if span > 0 else None
 
 
-def _game(tournament_id: str, row: GameRow) -> dict[str, Any]:
+def game_view(row: GameRow, replay_prefix: str) -> dict[str, Any]:
+    """A recent game as the live pages show it; its replay page is
+    ``replay_prefix`` followed by the quoted game key."""
     g = game_summary(row)
     return {"key": g.key, "seats": list(g.seats), "scores": list(g.scores),
             "winners": list(g.winners), "termination": g.termination, "hands": g.hands,
             "faults": g.faults, "finished_at": row.finished_at,
-            "replay": f"/t/{tournament_id}/replay?game={quote(g.key, safe='')}"}
+            "replay": replay_prefix + quote(g.key, safe="")}
 
 
 def tournament_view(service: TournamentService, tournament_id: str) -> dict[str, Any]:
@@ -79,7 +82,8 @@ def tournament_view(service: TournamentService, tournament_id: str) -> dict[str,
             latest.extend(store.games(tournament_id))
     rows = list(latest)
     view["rate"] = _rate(rows)
-    view["recent"] = [_game(tournament_id, r) for r in reversed(rows[-RECENT_GAMES:])]
+    view["recent"] = [game_view(r, f"/t/{tournament_id}/replay?game=")
+                      for r in reversed(rows[-RECENT_GAMES:])]
     view["report"] = (f"/t/{tournament_id}/report.html"
                       if (folder / "report.html").is_file() else None)
     return view
@@ -92,27 +96,17 @@ def _summary(view: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class LiveServer:
-    """The live pages of one :class:`TournamentService`, served on ``host:port``."""
+class LiveSite:
+    """Read-only pages on ``host:port`` in the running event loop: ``routes`` and a
+    quiet ``/favicon.ico``. ``_closing`` is set when it stops, to end the streams."""
 
-    def __init__(self, service: TournamentService, host: str, port: int) -> None:
-        self.service = service
+    def __init__(self, host: str, port: int, routes: list[web.RouteDef]) -> None:
         self.host = host
         self.port = port
         self._closing = asyncio.Event()
-        self._cache: dict[str, tuple[int, dict[str, Any]]] = {}
         app = web.Application()
         app.on_shutdown.append(self._on_shutdown)
-        app.add_routes([
-            web.get("/", self._index), web.get("/events", self._index_events),
-            web.get("/api/tournaments", self._index_json),
-            web.get("/t/{id}", self._tournament), web.get("/t/{id}/events", self._events),
-            web.get("/api/t/{id}", self._tournament_json),
-            web.get("/t/{id}/replay", self._replay),
-            web.get("/t/{id}/report.html", self._report),
-            web.get("/t/{id}/" + REPLAY_DIR + "/{file}", self._report_replay),
-            web.get("/favicon.ico", self._no_icon),
-        ])
+        app.add_routes([*routes, web.get("/favicon.ico", _no_icon)])
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=5.0)
 
     async def start(self) -> str:
@@ -127,6 +121,27 @@ class LiveServer:
 
     async def _on_shutdown(self, app: web.Application) -> None:
         self._closing.set()  # ends the event streams
+
+
+async def _no_icon(request: web.Request) -> web.Response:
+    return web.Response(status=204)  # browsers ask; a 404 would be a console error
+
+
+class LiveServer(LiveSite):
+    """The live pages of one :class:`TournamentService`, served on ``host:port``."""
+
+    def __init__(self, service: TournamentService, host: str, port: int) -> None:
+        self.service = service
+        self._cache: dict[str, tuple[int, dict[str, Any]]] = {}
+        super().__init__(host, port, [
+            web.get("/", self._index), web.get("/events", self._index_events),
+            web.get("/api/tournaments", self._index_json),
+            web.get("/t/{id}", self._tournament), web.get("/t/{id}/events", self._events),
+            web.get("/api/t/{id}", self._tournament_json),
+            web.get("/t/{id}/replay", self._replay),
+            web.get("/t/{id}/report.html", self._report),
+            web.get("/t/{id}/" + REPLAY_DIR + "/{file}", self._report_replay),
+        ])
 
     # ------------------------------------------------------------------ data
 
@@ -151,39 +166,32 @@ class LiveServer:
 
     # ------------------------------------------------------------------ pages
 
-    async def _no_icon(self, request: web.Request) -> web.Response:
-        return web.Response(status=204)  # browsers ask; a 404 would be a console error
-
     async def _index(self, request: web.Request) -> web.Response:
-        return _html(index_page("/events"))
+        return html(index_page("/events"))
 
     async def _tournament(self, request: web.Request) -> web.Response:
         tid = self._tournament_id(request)
-        return _html(tournament_page(tid, f"/t/{tid}/events"))
+        return html(tournament_page(tid, f"/t/{tid}/events"))
 
     async def _index_json(self, request: web.Request) -> web.Response:
-        return web.json_response(await self.index(), headers=_HEADERS)
+        return web.json_response(await self.index(), headers=HEADERS)
 
     async def _tournament_json(self, request: web.Request) -> web.Response:
         return web.json_response(await self.view(self._tournament_id(request)),
-                                 headers=_HEADERS)
+                                 headers=HEADERS)
 
     async def _replay(self, request: web.Request) -> web.Response:
         tid = self._tournament_id(request)
         key = request.query.get("game", "")
         path = store_path(self.service.folder(tid))
 
-        def page() -> str | None:
+        def find() -> GameRow | None:
             if not path.exists():
                 return None
             with ResultsStore(path) as store:
-                row = store.game(tid, key)
-            return None if row is None else replay_html(dict(row.record))
+                return store.game(tid, key)
 
-        text = await asyncio.to_thread(page)
-        if text is None:
-            raise web.HTTPNotFound(text=f"no game {key!r} in tournament {tid!r}")
-        return _html(text)
+        return await replay_page(find, f"no game {key!r} in tournament {tid!r}")
 
     async def _report(self, request: web.Request) -> web.FileResponse:
         return self._file(self.service.folder(self._tournament_id(request)) / "report.html")
@@ -200,7 +208,7 @@ class LiveServer:
         if not path.is_file():
             raise web.HTTPNotFound(text=f"{path.name} is not written yet: the report is "
                                         "written when the tournament ends")
-        return web.FileResponse(path, headers=_HEADERS)
+        return web.FileResponse(path, headers=HEADERS)
 
     # ------------------------------------------------------------------ streams
 
@@ -215,7 +223,7 @@ class LiveServer:
                       build: Callable[[], Awaitable[object]]) -> web.StreamResponse:
         """Send ``build()`` now and again after each change, until the client leaves or
         the server stops."""
-        response = web.StreamResponse(headers={**_HEADERS,
+        response = web.StreamResponse(headers={**HEADERS,
                                                "Content-Type": "text/event-stream"})
         await response.prepare(request)
         sent = ""
@@ -247,5 +255,20 @@ class LiveServer:
         return bool(done)
 
 
-def _html(text: str) -> web.Response:
-    return web.Response(text=text, content_type="text/html", headers=_HEADERS)
+async def replay_page(find: Callable[[], GameRow | None], missing: str) -> web.Response:
+    """The replay page of the stored game ``find`` returns (it runs in a worker
+    thread); 404 with ``missing`` when there is none."""
+
+    def page() -> str | None:
+        row = find()
+        return None if row is None else replay_html(dict(row.record))
+
+    text = await asyncio.to_thread(page)
+    if text is None:
+        raise web.HTTPNotFound(text=missing)
+    return html(text)
+
+
+def html(text: str) -> web.Response:
+    """An HTML page with the live pages' headers."""
+    return web.Response(text=text, content_type="text/html", headers=HEADERS)

@@ -1,4 +1,5 @@
-"""The live pages of a running referee: the tournament index and one tournament's page.
+"""The live pages of a running referee: the tournament index, one tournament's page and
+a ladder's page.
 
 Each page is a small shell; its script opens a server-sent event stream (``EventSource``)
 and draws the page from every message: the first arrives as soon as the stream opens,
@@ -13,7 +14,11 @@ The messages are plain JSON, built by :mod:`harness.tournament.live`:
   its latest games, or null), ``recent`` (its latest games, newest first: ``key``,
   ``seats``, ``scores``, ``winners``, ``termination``, ``hands``, ``faults``,
   ``finished_at`` and ``replay``, the replay page's address) and ``report`` (the address
-  of its report.html, or null before it is written).
+  of its report.html, or null before it is written);
+* a ladder's stream (:mod:`harness.ladder.live`) sends ``id``, ``standings`` (``name``,
+  ``owner``, ``rated``, ``elo`` and ``ci95`` or, for a bot that won or lost every game,
+  ``sweep`` and ``bound``, ``games``, ``retired``, ``benched`` (the reason, or null),
+  ``inherited_from``) and ``recent`` (as a tournament's).
 
 The script builds every element with ``textContent``, so no name is ever read as HTML.
 """
@@ -24,7 +29,7 @@ from html import escape
 
 from harness.web import assets
 
-__all__ = ["LIVE_CSS", "LIVE_JS", "index_page", "tournament_page"]
+__all__ = ["LIVE_CSS", "LIVE_JS", "index_page", "ladder_page", "tournament_page"]
 
 
 def index_page(stream: str) -> str:
@@ -54,12 +59,28 @@ def tournament_page(tournament_id: str, stream: str) -> str:
 <table id="standings"><thead><tr><th>#</th><th class="name">Bot</th><th>Elo</th><th>95%</th>
 <th>Games</th><th>Score</th></tr></thead><tbody></tbody></table>
 <p id="no-standings" class="muted">No rated games yet.</p></section>
-<section><h2>Recent games</h2>
+{_RECENT}"""
+    return _page(tournament_id, "tournament", stream, body)
+
+
+def ladder_page(ladder_id: str, stream: str) -> str:
+    """A ladder's live page, following the JSON stream at ``stream``."""
+    body = f"""
+<header><h1 id="title">{escape(ladder_id)}</h1>
+<p class="muted" id="connection">connecting...</p></header>
+<section><h2>Standings</h2>
+<table id="standings"><thead><tr><th>#</th><th class="name">Bot</th><th class="name">Owner</th>
+<th>Elo</th><th>95%</th><th>Games</th><th class="name">Status</th></tr></thead><tbody></tbody>
+</table><p id="no-standings" class="muted">No bots yet.</p></section>
+{_RECENT}"""
+    return _page(ladder_id, "ladder", stream, body)
+
+
+_RECENT = """<section><h2>Recent games</h2>
 <table id="recent"><thead><tr><th class="name">Finished</th><th class="name">Game</th>
 <th class="name">Seats</th><th class="name">Winner</th><th>Score</th><th>Hands</th>
 <th class="name">End</th><th>Faults</th><th></th></tr></thead><tbody></tbody></table>
 </section>"""
-    return _page(tournament_id, "tournament", stream, body)
 
 
 def _page(title: str, kind: str, stream: str, body: str) -> str:
@@ -163,17 +184,38 @@ LIVE_JS = """
     fill(document.querySelector("#standings tbody"), t.standings.map((r, i) => {
       const tr = document.createElement("tr");
       tr.dataset.bot = r.name;
-      // A bot that won or lost every game has no measured rating: show its bound.
-      const elo = r.sweep ? "all games " + (r.sweep === "all_won" ? "won: above " : "lost: below ")
-        + signed(r.bound) : signed(r.elo);
-      tr.append(cell(i + 1, "rank"), cell(r.name, "name", "name"), cell(elo, "elo"),
-                cell(r.sweep ? "-" : "\\u00b1" + Math.round(r.ci95), "ci95"),
-                cell(r.games, "games"),
+      tr.append(cell(i + 1, "rank"), cell(r.name, "name", "name"), cell(elo(r), "elo"),
+                cell(interval(r), "ci95"), cell(r.games, "games"),
                 cell((100 * r.score).toFixed(1) + "%", "score"));
       return tr;
     }));
     $("no-standings").hidden = t.standings.length > 0;
-    fill(document.querySelector("#recent tbody"), t.recent.map((g) => {
+    drawRecent(t.recent);
+  }
+
+  // A bot that won or lost every game has no measured rating: show its bound.
+  const elo = (r) => r.sweep ? "all games " + (r.sweep === "all_won" ? "won: above "
+    : "lost: below ") + signed(r.bound) : (r.elo === null ? "-" : signed(r.elo));
+  const interval = (r) => r.sweep || r.ci95 === null ? "-" : "\\u00b1" + Math.round(r.ci95);
+
+  function drawLadder(l) {
+    fill(document.querySelector("#standings tbody"), l.standings.map((r, i) => {
+      const tr = document.createElement("tr");
+      tr.dataset.bot = r.name;
+      const note = r.retired ? "retired" : r.benched ? "benched: " + r.benched
+        : r.inherited_from ? "rating of " + r.inherited_from : "";
+      tr.append(cell(r.rated ? i + 1 : "", "rank"), cell(r.name, "name", "name"),
+                cell(r.owner, "owner", "name"), cell(elo(r), "elo"),
+                cell(interval(r), "ci95"), cell(r.games, "games"),
+                cell(note, "status", "name"));
+      return tr;
+    }));
+    $("no-standings").hidden = l.standings.length > 0;
+    drawRecent(l.recent);
+  }
+
+  function drawRecent(recent) {
+    fill(document.querySelector("#recent tbody"), recent.map((g) => {
       const tr = document.createElement("tr");
       tr.dataset.game = g.key;
       const replay = document.createElement("td");
@@ -189,7 +231,8 @@ LIVE_JS = """
     }));
   }
 
-  const draw = main.dataset.page === "index" ? drawIndex : drawTournament;
+  const draw = { index: drawIndex, tournament: drawTournament,
+                 ladder: drawLadder }[main.dataset.page];
   const source = new EventSource(main.dataset.stream);
   source.onopen = () => { $("connection").textContent = "live"; };
   source.onerror = () => { $("connection").textContent = "reconnecting..."; };
