@@ -1,0 +1,140 @@
+"""``ladder --http-port``: the ladder's live page, against a real ``python -m harness
+ladder`` process with house bots and a registered bot that dials in with its token.
+Plain HTTP checks the JSON, the event stream, the replay links and that no token is ever
+served; Playwright driving the system's Chromium checks that the page follows the
+standings without a reload."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser
+from test_ladder_api import CONFIG, REPO, Ladder, _wait
+from test_live_page import WAIT_S, events, get, get_json
+from test_live_page import browser as browser  # the module's Chromium (a fixture)
+from test_web_pages import Tab
+
+from harness.store import ResultsStore
+
+OPERATOR_TOKEN = "operator-secret-for-the-live-page"
+
+
+class LiveLadder(Ladder):
+    """A ladder process serving its live page; bots registered and started on it."""
+
+    def __init__(self, tmp_path: Path) -> None:  # not Ladder's: its own process
+        self.config = tmp_path / "ladder.toml"
+        self.config.write_text(CONFIG.format(output=tmp_path / "out"))
+        self.store = tmp_path / "out" / "ladder.sqlite"
+        self.env = {**os.environ, "PYTHONPATH": str(REPO),
+                    "EUCHRE_OPERATOR_TOKEN": OPERATOR_TOKEN}
+        self.err = tmp_path / "ladder.err"
+        self.bots: list[subprocess.Popen[bytes]] = []
+        with self.err.open("w") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "harness", "ladder", str(self.config), "--port", "0",
+                 "--http-port", "0"], cwd=REPO, env=self.env, stdout=err,
+                stderr=subprocess.STDOUT)
+        _wait(lambda: "ladder on " in self.err.read_text())
+        lines = self.err.read_text().splitlines()
+        self.url = next(line.split("live page on ", 1)[1].strip().rstrip("/")
+                        for line in lines if "live page on " in line)
+        self.address = next(line.split("ladder on ", 1)[1].split(";")[0]
+                            for line in lines if "ladder on " in line)
+
+    def register(self, name: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "harness", "ladder", str(self.config), "register", name,
+             "--owner", "ann"], cwd=REPO, env=self.env, capture_output=True, text=True,
+            timeout=60, check=True)
+        return done.stdout.split()[1]
+
+    def start_bot(self, token: str) -> None:
+        self.bots += [subprocess.Popen(
+            [sys.executable, "-m", "sample_bots.random_bot", "--address", self.address,
+             "--token", token], cwd=REPO, env=self.env, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL) for _ in range(2)]
+
+    def stop(self) -> None:
+        for bot in self.bots:
+            bot.kill()
+            bot.wait(30)
+        super().stop()
+
+
+@pytest.fixture()
+def ladder(tmp_path: Path) -> Iterator[LiveLadder]:
+    running = LiveLadder(tmp_path)
+    try:
+        yield running
+    finally:
+        running.stop()
+    assert "Traceback" not in running.err.read_text()
+
+
+def test_the_json_and_event_stream_follow_the_ladder_and_never_show_a_token(
+        ladder: LiveLadder) -> None:
+    token = ladder.register("visitor")
+    first = events(f"{ladder.url}/events", lambda _: True)[0]
+    assert first["id"] == "api-ladder"
+    assert {"random", "heuristic", "visitor"} <= {r["name"] for r in first["standings"]}
+    ladder.start_bot(token)
+    # The stream sends again as games finish: wait there for the visitor's first games.
+    updates = events(f"{ladder.url}/events", lambda view: any(
+        r["name"] == "visitor" and r["games"] > 0 for r in view["standings"]))
+    visitor = next(r for r in updates[-1]["standings"] if r["name"] == "visitor")
+    assert visitor["owner"] == "ann" and visitor["rated"] and visitor["benched"] is None
+    assert visitor["elo"] is not None or visitor["sweep"] in ("all_won", "all_lost")
+
+    view = get_json(f"{ladder.url}/api/ladder")
+    assert view["recent"], view
+    with ResultsStore(ladder.store) as store:
+        stored = {g.game_key: g for g in store.games("api-ladder")}
+    responses = [(path, get(ladder.url + path)[2])
+                 for path in ("/", "/api/ladder", "/favicon.ico", "/replay?game=nosuch")]
+    responses.append(("/events", json.dumps(events(f"{ladder.url}/events",
+                                                   lambda _: True))))
+    for game in view["recent"]:
+        assert tuple(game["scores"]) == stored[game["key"]].scores
+        status, kind, page = get(ladder.url + game["replay"])
+        assert status == 200 and kind.startswith("text/html")
+        assert 'id="game-data"' in page and game["key"] in page
+        responses.append((game["replay"], page))
+    assert get(f"{ladder.url}/replay?game=nosuch")[0] == 404
+    for address, body in responses:
+        for secret in (token, token.split("_")[-1], OPERATOR_TOKEN, "sample_bots"):
+            assert secret not in body, (address, secret)
+
+
+def test_the_page_shows_the_standings_update_when_a_game_finishes(
+        ladder: LiveLadder, browser: Browser, tmp_path: Path) -> None:
+    timeout_ms = WAIT_S * 1000
+    token = ladder.register("visitor")
+    tab = Tab(browser)
+    page = tab.page
+    page.goto(ladder.url + "/")
+    games = page.locator('#standings tr[data-bot="visitor"] td[data-field="games"]')
+    games.wait_for(timeout=timeout_ms)
+    assert games.inner_text() == "0"
+    page.evaluate("window.notReloaded = true")
+    ladder.start_bot(token)  # its first game ends: the row updates
+    page.wait_for_function(
+        """() => Number(document.querySelector(
+             '#standings tr[data-bot="visitor"] td[data-field="games"]').textContent) > 0""",
+        timeout=timeout_ms)
+    assert page.evaluate("window.notReloaded") is True
+    assert page.locator("#connection").inner_text() == "live"
+    assert page.locator('#standings tr[data-bot="visitor"] td[data-field="owner"]'
+                        ).inner_text() == "ann"
+    assert page.locator("#standings tbody tr").count() == 3
+    page.locator('#recent tbody tr td[data-field="seats"]', has_text="visitor").first.wait_for(
+        timeout=timeout_ms)
+    page.screenshot(path=str(tmp_path / "ladder-live.png"), full_page=True)
+    page.close()
+    assert tab.errors == []
