@@ -100,7 +100,7 @@ def test_registered_bot_plays_is_rated_and_watched_over_the_operator_api(
         with watch_out.open("w") as out:
             watch = subprocess.Popen(
                 [sys.executable, "-m", "harness", "ctl", "--address", ladder.address,
-                 "ladder-watch"], cwd=REPO, env=ladder.env, stdout=out,
+                 "watch"], cwd=REPO, env=ladder.env, stdout=out,
                 stderr=subprocess.STDOUT)
         # The watch is subscribed once it shows the house bots' games.
         _wait(lambda: "game finished:" in watch_out.read_text())
@@ -110,6 +110,9 @@ def test_registered_bot_plays_is_rated_and_watched_over_the_operator_api(
         assert name == "visitor:" and len(token) >= 32
         ladder.outputs.remove(registered.stdout)  # the one place the token may be shown
         assert "shown only once" in registered.stderr
+        plain = ladder.ctl("register", "mybot")  # the owner defaults to the user's name
+        assert plain.returncode == 0 and plain.stdout.startswith("mybot: "), plain.stderr
+        ladder.outputs.remove(plain.stdout)
 
         bots = [subprocess.Popen([sys.executable, "-m", "sample_bots.random_bot",
                                   "--address", ladder.address, "--token", token],

@@ -11,7 +11,7 @@
 
 and, for a running ladder (``euchre-harness ladder``; see :mod:`harness.cli._ctl_ladder`):
 ``register``, ``new-version``, ``rotate``, ``retire``, ``restore``, ``lift``,
-``standings``, ``games`` and ``ladder-watch``.
+``standings``, ``games`` and ``ladder-watch`` (also ``watch`` with no ID).
 
 The referee's address comes from ``--address`` or ``EUCHRE_REFEREE_ADDRESS`` (default
 ``127.0.0.1:50051``, where ``serve`` listens), the operator token from
@@ -85,9 +85,11 @@ def register(sub: Any) -> None:
                    help="override a configuration key, e.g. --set games=4 (repeatable)")
     command("list", "every tournament, those stored by earlier runs included")
     for name, text in (("status", "one tournament's progress and standings"),
-                       ("watch", "follow a tournament's standings live until it ends"),
                        ("resume", "continue a tournament that is not running")):
         command(name, text).add_argument("id", metavar="ID", help="the tournament's id")
+    command("watch", "follow a tournament's standings live until it ends; with no ID, a "
+                     "ladder's events (as ladder-watch)").add_argument(
+        "id", metavar="ID", nargs="?", help="the tournament's id (none: the ladder)")
     c = command("cancel", "stop a tournament; its finished games stay stored")
     c.add_argument("id", metavar="ID", help="the tournament's id")
     c.add_argument("--reason", default="", help="why (shown in its status)")
@@ -140,8 +142,10 @@ async def _run(args: argparse.Namespace) -> int:
     ca = ca_file(args.tls_ca)
     try:
         async with dial(address, ca) as channel:
-            if args.ctl_command in _ctl_ladder.COMMANDS:
-                return await _ctl_ladder.COMMANDS[args.ctl_command](
+            ladder = "ladder-watch" if args.ctl_command == "watch" and not args.id \
+                else args.ctl_command
+            if ladder in _ctl_ladder.COMMANDS:
+                return await _ctl_ladder.COMMANDS[ladder](
                     lp.LadderServiceStub(channel), args, _metadata(args))
             stub = op.OperatorServiceStub(channel)
             return await _COMMANDS[args.ctl_command](stub, args, _metadata(args))
