@@ -49,7 +49,8 @@ def test_ctl_drives_a_referee_and_never_shows_the_token(tmp_path: Path) -> None:
         assert again.returncode == 2
         assert "failed_precondition" in again.stderr and "is finished" in again.stderr
 
-        assert "started long" in run("start", str(long), "--set", "games=30")
+        # long enough that it cannot finish between the commands, even on a fast machine
+        assert "started long" in run("start", str(long), "--set", "games=5000")
         assert "long: cancelled" in run("cancel", "long", "--reason", "lunch")
         assert run("resume", "long").startswith(("long: pending", "long: running"))
         assert "long: cancelled" in run("cancel", "long")
