@@ -26,7 +26,7 @@ from tabulate import tabulate
 
 from harness.cli.common import default_owner
 from harness.protocol import ladder as lp
-from harness.results.rating import Sweep
+from harness.results.rating import rating_text
 
 __all__ = ["COMMANDS", "add_commands"]
 
@@ -119,11 +119,8 @@ async def _lift(stub: Any, args: argparse.Namespace, md: Metadata) -> int:
 
 
 def _elo(row: dict[str, Any]) -> str:
-    if row["sweep"]:
-        return Sweep(row["sweep"]).describe(row["bound"])
-    if not row["rated"]:
-        return "-"
-    return f"{round(row['elo']) + 0:+d} ± {row['ci95']:.0f}"  # + 0: no "-0"
+    return rating_text(row["elo"] if row["rated"] else None, row["ci95"], sweep=row["sweep"],
+                       bound=row["bound"])
 
 
 def _note(row: dict[str, Any]) -> str:

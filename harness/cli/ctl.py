@@ -36,7 +36,7 @@ from harness.cli import _ctl_ladder
 from harness.protocol import ladder as lp
 from harness.protocol import operator as op
 from harness.protocol.tls import TLS_CA_ENV, ca_file, dial
-from harness.results.rating import Sweep
+from harness.results.rating import rating_text
 
 ADDRESS_ENV = "EUCHRE_REFEREE_ADDRESS"
 TOKEN_ENV = "EUCHRE_OPERATOR_TOKEN"
@@ -277,9 +277,7 @@ def _show(p: op.TournamentProgress, as_json: bool, *, full: bool) -> int:
 
 def _elo(row: dict[str, Any]) -> str:
     """The rating as the reports print it: a bound for a bot that won or lost everything."""
-    if row["sweep"]:
-        return Sweep(row["sweep"]).describe(row["bound"])
-    return f"{round(row['elo']) + 0:+d}"  # + 0: no "-0"
+    return rating_text(row["elo"], sweep=row.get("sweep"), bound=row.get("bound"))
 
 
 def _table(header: list[str], rows: list[list[str]]) -> None:

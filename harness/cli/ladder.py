@@ -44,7 +44,7 @@ from harness.ladder.runtime import LadderRuntime, LadderSettings
 from harness.ladder.sets import SetLog
 from harness.ladder.store import LadderStore
 from harness.protocol.tls import server_tls
-from harness.results.rating import Sweep
+from harness.results.rating import Sweep, rating_text
 from harness.store import ResultsStore
 from harness.tournament.config import TournamentConfig, load_config
 
@@ -129,11 +129,9 @@ def _standings(store: LadderStore, settings: LadderSettings, latest: bool) -> No
     for row in ratings.standings(Registry(store).entrants(include_retired=True),
                                  latest_only=latest):
         bench = quarantine.benched(row["name"])
-        if row.get("sweep"):
-            sweep = Sweep(row["sweep"])
-            elo = sweep.describe(row["upper" if sweep is Sweep.ALL_LOST else "lower"])
-        else:
-            elo = "-" if row["elo"] is None else f"{row['elo']:+.0f} ± {row['ci95']:.0f}"
+        sweep = row.get("sweep")
+        elo = rating_text(row["elo"], row.get("ci95"), sweep=sweep,
+                          bound=row.get("upper" if sweep == Sweep.ALL_LOST.value else "lower"))
         note = ("retired" if row["retired"] else f"benched: {bench.reason}" if bench
                 else f"rating of {row['inherited_from']}" if row["inherited_from"] else "")
         table.append((row["name"], row["owner"], elo, f"{row['games']:g}", note))

@@ -74,16 +74,9 @@ class LadderServicer(lp.LadderServiceServicer):
         self.runtime = runtime
         self.server = server
 
-    async def _authorize(self, context: Context) -> None:
-        if not self.server.operator_allowed(context):
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED,
-                                "operator calls need the operator token (metadata "
-                                "'authorization: Bearer TOKEN'), or a caller on this machine "
-                                "when the ladder has none")
-
     async def _call(self, context: Context, action: Callable[[], T]) -> T:
         """Run a registry action, turning its ConfigError into a status."""
-        await self._authorize(context)
+        await self.server.require_operator(context)
         try:
             return action()
         except ConfigError as e:
@@ -138,7 +131,7 @@ class LadderServicer(lp.LadderServiceServicer):
 
     async def GetStandings(self, request: lp.GetStandingsRequest,
                            context: Context) -> lp.GetStandingsResponse:
-        await self._authorize(context)
+        await self.server.require_operator(context)
         self.runtime.refresh_ratings()  # games not fitted yet, if a refit is due
         return lp.GetStandingsResponse(
             standings=standings(self.runtime, latest_only=request.latest_only))
@@ -148,13 +141,13 @@ class LadderServicer(lp.LadderServiceServicer):
         if request.bot:
             await self._call(context, lambda: self.runtime.registry.get(request.bot))
         else:
-            await self._authorize(context)
+            await self.server.require_operator(context)
         recent = await asyncio.to_thread(recent_games, self.runtime,
                                          request.limit or DEFAULT_GAMES, request.bot)
         return lp.ListGamesResponse(games=[game_message(r) for r in reversed(recent)])
 
     async def WatchLadder(self, request: lp.WatchLadderRequest,
                           context: Context) -> AsyncIterator[lp.WatchLadderResponse]:
-        await self._authorize(context)
+        await self.server.require_operator(context)
         async for event in self.runtime.events.watch():
             yield event

@@ -52,16 +52,9 @@ class OperatorServicer(op.OperatorServiceServicer):
     def __init__(self, server: RefereeServer) -> None:
         self.server = server
 
-    async def _authorize(self, context: Context) -> None:
-        if not self.server.operator_allowed(context):
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED,
-                                "operator calls need the operator token (metadata "
-                                "'authorization: Bearer TOKEN'), or a caller on this machine "
-                                "when the referee has none")
-
     async def ListBots(self, request: op.ListBotsRequest,
                        context: Context) -> op.ListBotsResponse:
-        await self._authorize(context)
+        await self.server.require_operator(context)
         bots = []
         for slot in self.server.registry:
             s = slot.session
@@ -99,7 +92,7 @@ class OperatorServicer(op.OperatorServiceServicer):
             yield update
 
     async def _tournaments(self, context: Context) -> TournamentCalls:
-        await self._authorize(context)
+        await self.server.require_operator(context)
         handler: TournamentCalls | None = self.server.tournaments
         if handler is None:
             await context.abort(grpc.StatusCode.UNIMPLEMENTED,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
@@ -204,10 +205,22 @@ class RefereeServer:
         return f"127.0.0.1:{self.local_port}" if self.tls is not None else self.address
 
     def operator_allowed(self, context: grpc.aio.ServicerContext[Any, Any]) -> bool:
+        """The caller presents the operator token (compared in constant time), or, when
+        the referee has none, calls from this machine."""
         if self.operator_token:
             metadata = dict(context.invocation_metadata() or ())
-            return metadata.get("authorization") == f"Bearer {self.operator_token}"
+            given = str(metadata.get("authorization", ""))
+            return hmac.compare_digest(given.encode(), f"Bearer {self.operator_token}".encode())
         return _is_loopback(context.peer())
+
+    async def require_operator(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        """Abort the call with PERMISSION_DENIED unless :meth:`operator_allowed`: the one
+        check of every operator call (tournaments and ladders alike)."""
+        if not self.operator_allowed(context):
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED,
+                                "operator calls need the operator token (metadata "
+                                "'authorization: Bearer TOKEN'), or a caller on this machine "
+                                "when the referee has none")
 
     def add_service(self, name: str, adder: Callable[[grpc.aio.Server], None]) -> None:
         """Serve one more service (call before :meth:`start`): ``adder`` adds its

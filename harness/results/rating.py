@@ -27,6 +27,7 @@ __all__ = [
     "player_json",
     "rating_history",
     "rating_results",
+    "rating_text",
     "sweep_of",
 ]
 
@@ -74,6 +75,19 @@ class Sweep(enum.Enum):
         if self is Sweep.ALL_LOST:
             return f"all games lost: below {bound:+.0f}"
         return f"all games won: above {bound:+.0f}"
+
+
+def rating_text(elo: float | None, ci95: float | None = None, *, sweep: str | None = None,
+                bound: float | None = None) -> str:
+    """A rating as every table prints it: ``+123`` (with ``ci95``, ``+123 ± 45``); for a
+    bot that won or lost every game, the bound its results support (``sweep`` and
+    ``bound``, see :class:`Sweep`); ``-`` when not rated. Never ``-0``."""
+    if sweep:
+        return Sweep(sweep).describe(0.0 if bound is None else bound)
+    if elo is None:
+        return "-"
+    text = f"{round(elo) + 0:+d}"
+    return text if ci95 is None else f"{text} ± {ci95:.0f}"
 
 
 def sweep_of(ratings: Ratings, name: str) -> tuple[Sweep, float] | None:
