@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -61,10 +61,11 @@ class Meter:
 class TimedMatchmaker(Matchmaker):
     meter: Meter
 
-    def next_sets(self, connected: Iterable[Candidate], slots: int) -> list[DealSet]:
+    def next_sets(self, connected: Iterable[Candidate], slots: int, *,
+                  focus: Container[str] | None = None) -> list[DealSet]:
         start = time.thread_time()
         try:
-            return super().next_sets(connected, slots)
+            return super().next_sets(connected, slots, focus=focus)
         finally:
             self.meter.cpu += time.thread_time() - start
 
@@ -85,10 +86,10 @@ class TimedRatings(LadderRatings):
 class TimedRuntime(LadderRuntime):
     meter: Meter
 
-    def _candidates(self, arena: Arena) -> list[Candidate]:
+    def _candidates(self, arena: Arena, cluster_sets: int | None = None) -> list[Candidate]:
         start = time.thread_time()
         try:
-            return super()._candidates(arena)
+            return super()._candidates(arena, cluster_sets)
         finally:
             self.meter.cpu += time.thread_time() - start
 

@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from typing import Any
 
 import psutil
 import pytest
+from cluster_support import free_port, start_cluster, stop
 from distributed import Client, LocalCluster
 
 from harness.cli import build_parser
@@ -209,36 +209,6 @@ def test_an_unreachable_scheduler_is_a_cluster_error_naming_it(
 
 
 # ----------------------------------------------------------------- a scheduler that dies
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_cluster(port: int, log: Path) -> list[subprocess.Popen[bytes]]:
-    """A scheduler and one worker, as separate commands (as on several machines)."""
-    dask = Path(sys.executable).parent / "dask"
-    out = open(log, "ab")  # noqa: SIM115 - closed with the test's tmp dir
-    scheduler = subprocess.Popen([str(dask), "scheduler", "--host", "127.0.0.1", "--port",
-                                  str(port), "--no-dashboard"], stdout=out, stderr=out,
-                                 cwd=ROOT)
-    worker = subprocess.Popen([str(dask), "worker", f"tcp://127.0.0.1:{port}", "--nthreads",
-                               "1", "--no-dashboard"], stdout=out, stderr=out, cwd=ROOT,
-                              start_new_session=True)
-    return [scheduler, worker]
-
-
-def stop(procs: list[subprocess.Popen[bytes]]) -> None:
-    for p in procs:
-        if p.poll() is None:
-            p.terminate()
-    for p in procs:
-        try:
-            p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            p.kill()
 
 
 def test_a_lost_scheduler_stops_the_run_cleanly_and_it_resumes_later(tmp_path: Path) -> None:

@@ -40,12 +40,7 @@ def add_tournament_flags(p: argparse.ArgumentParser, command: str) -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a configuration key, e.g. --set rules.form=cutthroat "
                         "(repeatable; the value is TOML or plain text)")
-    for opt in OPTIONS:
-        if command in opt.flag_in:
-            shown = "" if opt.default is REQUIRED else f"; default {opt.docs_default()}"
-            p.add_argument(opt.flag, dest=_dest(opt.key), default=None,
-                           metavar=opt.leaf.upper(),
-                           help=f"{opt.help} (the file's {opt.key}{shown})")
+    add_option_flags(p, command)
     p.add_argument("--fresh", action="store_true",
                    help="delete the stored games of this tournament id and start again")
     p.add_argument("--host", default="127.0.0.1",
@@ -59,13 +54,24 @@ def add_tournament_flags(p: argparse.ArgumentParser, command: str) -> None:
     p.add_argument("--markdown", action="store_true", help="print the report as Markdown")
 
 
+def add_option_flags(p: argparse.ArgumentParser, command: str) -> None:
+    """A flag for each configuration key that has one in ``command``; read them back
+    with :func:`overrides`."""
+    for opt in OPTIONS:
+        if command in opt.flag_in:
+            shown = "" if opt.default is REQUIRED else f"; default {opt.docs_default()}"
+            p.add_argument(opt.flag, dest=_dest(opt.key), default=None,
+                           metavar=opt.leaf.upper(),
+                           help=f"{opt.help} (the file's {opt.key}{shown})")
+
+
 def _dest(key: str) -> str:
     return "opt_" + key.replace(".", "__")
 
 
 def overrides(args: argparse.Namespace) -> dict[str, str]:
     """``--set`` items, then the configuration flags that were given."""
-    out = dict(split_assignment(item, "--set") for item in args.set)
+    out = dict(split_assignment(item, "--set") for item in getattr(args, "set", []))
     for opt in OPTIONS:
         value = getattr(args, _dest(opt.key), None)
         if value is not None:

@@ -28,6 +28,7 @@ import argparse
 import asyncio
 import dataclasses
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -35,9 +36,11 @@ from typing import Any
 
 from tabulate import tabulate
 
+from harness.cli._tournament import add_option_flags, overrides
 from harness.cli.common import add_http_flags, add_tls_flags, check_listen, default_owner
 from harness.errors import ConfigError
-from harness.ladder.quarantine import Quarantine
+from harness.ladder.matchmaking import Policy
+from harness.ladder.quarantine import Quarantine, QuarantinePolicy
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry, Token
 from harness.ladder.runtime import LadderRuntime, LadderSettings
@@ -47,6 +50,7 @@ from harness.protocol.tls import server_tls
 from harness.results.rating import Sweep, rating_text
 from harness.store import ResultsStore
 from harness.tournament.config import TournamentConfig, load_config
+from harness.tournament.options import LADDER_FIELDS
 
 __all__ = ["STORE_NAME", "register", "settings_from"]
 
@@ -62,6 +66,7 @@ def register(sub: Any) -> None:
     p.add_argument("--port", type=int, default=50051, help="port to listen on (0: any)")
     add_tls_flags(p)
     add_http_flags(p, "standings, recent games and their replays")
+    add_option_flags(p, "ladder")
     p.add_argument("--operator-token", default=None,
                    help="token operators must present to the ladder's operator API "
                         "(euchre-harness ctl); without one, operator calls are accepted "
@@ -100,12 +105,27 @@ def settings_from(config: TournamentConfig, *, host: str, port: int) -> LadderSe
     if remote:
         raise ConfigError("bot", f"a ladder's bots register with `ladder CONFIG register`; "
                                  f"remove the token entries {', '.join(remote)}")
+    policies: dict[str, dict[str, Any]] = {"matchmaking": {}, "quarantine": {}}
+    for key, (policy, field) in LADDER_FIELDS.items():
+        policies[policy][field] = config.ladder[key]
+    names = {field: f"ladder.{key}" for key, (_, field) in LADDER_FIELDS.items()}
+    try:
+        matchmaking = Policy(**policies["matchmaking"])
+        quarantine = QuarantinePolicy(**policies["quarantine"])
+    except ConfigError as e:
+        message = re.sub(r"\b[a-z_]+\b", lambda m: names.get(m.group(), m.group()), e.message)
+        raise ConfigError(names.get(e.option, e.option), message) from None
+    retry = config.ladder["cluster_retry_seconds"]
+    if not retry > 0:
+        raise ConfigError("ladder.cluster_retry_seconds", f"must be > 0; got {retry}")
     settings = LadderSettings(
+        matchmaking=matchmaking, quarantine=quarantine, cluster_retry_seconds=retry,
         store=config.output / STORE_NAME, log_dir=config.output / "logs",
         rules=config.rules, time_control=config.time_control,
         fault_policy=config.fault_policy, partnerships=config.partnerships,
         duplicate=config.duplicate, seed=config.seed, concurrency=config.concurrency,
-        ladder_id=config.id, host=host, port=port)
+        ladder_id=config.id, host=host, port=port, scheduler=config.scheduler,
+        workers=config.workers)
     # Enough seats for a house bot to sit in every set that may run at once (its
     # processes start only when a game needs them).
     seats = settings.seats_per_bot * config.concurrency
@@ -193,7 +213,8 @@ def _run(settings: LadderSettings, http: tuple[str, int] | None) -> int:
 
 
 def handle(args: argparse.Namespace) -> int:
-    settings = settings_from(load_config(args.config), host=args.host, port=args.port)
+    settings = settings_from(load_config(args.config, overrides(args)), host=args.host,
+                             port=args.port)
     if args.action is None:
         token = args.operator_token or os.environ.get("EUCHRE_OPERATOR_TOKEN") or None
         if token is None and args.host not in ("127.0.0.1", "localhost", "::1"):

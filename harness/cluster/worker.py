@@ -19,8 +19,10 @@ from __future__ import annotations
 import asyncio
 import atexit
 import dataclasses
+import hashlib
+import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +53,18 @@ class ArenaSpec:
     seats: Mapping[str, int]
     rules: RulesConfig
     log_dir: str
+
+    @classmethod
+    def make(cls, name: str, entrants: Sequence[Entrant], seats: Mapping[str, int],
+             rules: RulesConfig, log_dir: Path) -> ArenaSpec:
+        """The arena of ``entrants`` for the tournament or ladder ``name``. Its key
+        changes with the bots, the rules and the log folder, so a changed configuration
+        gets fresh bots on the workers."""
+        digest = hashlib.sha256(json.dumps(
+            [repr(tuple(entrants)), rules.to_dict(), str(log_dir)], sort_keys=True,
+            default=str).encode()).hexdigest()[:12]
+        return cls(f"{name}-{digest}", tuple(entrants), dict(seats), rules,
+                   str(log_dir.resolve()))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,12 +186,13 @@ atexit.register(close_arena)
 
 def play_game(spec: ArenaSpec, order: GameOrder) -> dict[str, Any]:
     """The task: play one game in this worker's arena. Returns the result as plain data,
-    with ``worker`` (this worker's address) and, when a bot failed to start, ``log`` (the
-    path and first lines of that bot's log here)."""
+    with ``worker`` (this worker's address, also added to the game's record) and, when a
+    bot failed to start, ``log`` (the path and first lines of that bot's log here)."""
     arena = _arena(spec)
     result = arena.play(order)
     data = result_to_data(result)
     data["worker"] = _worker_identity()[0]
+    data["record"]["worker"] = data["worker"]  # stored with the game
     failed = [f.bot for f in result.faults if f.kind is FaultKind.STARTUP_FAILURE]
     if failed:
         data["log"] = arena.log_head(failed[0])

@@ -36,7 +36,7 @@ import enum
 import itertools
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from harness.errors import ConfigError
@@ -232,14 +232,16 @@ class Matchmaker:
         provisional = c.sets < self.policy.provisional_sets
         return (0 if provisional else 1, c.sets if provisional else -c.ci95, c.sets, c.name)
 
-    def _choose(self, connected: Sequence[Candidate],
-                free: Mapping[str, int]) -> tuple[str, ...] | None:
+    def _choose(self, connected: Sequence[Candidate], free: Mapping[str, int],
+                focus: Container[str] | None) -> tuple[str, ...] | None:
         need = self.seats_per_bot
         available = sorted((c for c in connected if free[c.name] >= need), key=self._need)
         if len(available) < self.bots_per_set:
             return None
         others = max(len(connected) - 1, 1)
         for focal in available:
+            if focus is not None and focal.name not in focus:
+                continue
             share = self.appearances(focal.name) / others
             cap = self.policy.repeat_cap * (share + 1.0)
             chosen = [focal]
@@ -286,17 +288,19 @@ class Matchmaker:
                                        table=t, sides=_sides(self.form, self.mixed, seats)))
         return DealSet(index=index, key=key, seed=seed, base=base, games=tuple(games))
 
-    def next_sets(self, connected: Iterable[Candidate], slots: int) -> list[DealSet]:
+    def next_sets(self, connected: Iterable[Candidate], slots: int, *,
+                  focus: Container[str] | None = None) -> list[DealSet]:
         """Up to ``slots`` deal sets to start now among the ``connected`` bots (names
         must be distinct). Each set chosen is counted at once and takes its seats from
-        the bots' free seats for the rest of this call."""
+        the bots' free seats for the rest of this call. With ``focus``, only those bots
+        may be the focal bot, so every set seats at least one of them."""
         bots = list(connected)
         if len({c.name for c in bots}) != len(bots):
             raise ConfigError("connected", "bot names must be distinct")
         free = {c.name: c.free_seats for c in bots}
         started: list[DealSet] = []
         while len(started) < slots:
-            base = self._choose(bots, free)
+            base = self._choose(bots, free, focus)
             if base is None:
                 break
             deal_set = self._deal_set(base)

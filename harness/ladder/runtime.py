@@ -37,6 +37,7 @@ from datetime import datetime
 from pathlib import Path
 
 from harness.errors import ConfigError
+from harness.ladder.cluster import HouseCluster
 from harness.ladder.events import LadderEvents
 from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, Policy, SetProgress
 from harness.ladder.quarantine import Quarantine, QuarantinePolicy
@@ -49,12 +50,13 @@ from harness.ladder.store import LadderStore
 from harness.protocol import ladder as lp
 from harness.protocol.tls import ServerTLS
 from harness.referee.arena import Arena
-from harness.referee.outcome import FaultKind, FaultPolicy, Termination, TimeControl
+from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, Termination, TimeControl
 from harness.referee.pool import Entrant, Instance
 from harness.referee.session import Session, Slot
 from harness.results.rows import to_row
 from harness.rules.config import RulesConfig
 from harness.store import ResultsStore
+from harness.tournament.schedule import ScheduledGame
 
 __all__ = ["HOUSE_OWNER", "LadderRuntime", "LadderSettings"]
 
@@ -93,6 +95,9 @@ class LadderSettings:
     refresh_seconds: float = 1.0
     refresh_games: int = 100
     operator_token: str | None = None  # None: operator calls from this machine only
+    scheduler: str | None = None  # house-only sets on this Dask scheduler's workers
+    workers: int = 0  # ... or on a local cluster of this many worker processes
+    cluster_retry_seconds: float = 60.0  # a lost scheduler is tried again this often
 
     @property
     def seats_per_bot(self) -> int:
@@ -123,7 +128,14 @@ class LadderRuntime:
         self._published: dict[str, tuple[float, float, float, str]] = {}
         self._house = {entrant.name for entrant, _ in settings.house}
         self._wake = asyncio.Event()
-        self._running: set[asyncio.Task[None]] = set()
+        self._running: dict[asyncio.Task[None], bool] = {}  # set -> on the cluster
+        self.cluster: HouseCluster | None = None
+        if settings.scheduler or settings.workers:
+            self.cluster = HouseCluster(settings.ladder_id, [e for e, _ in settings.house],
+                                        settings.seats_per_bot, settings.rules,
+                                        settings.log_dir, scheduler=settings.scheduler,
+                                        workers=settings.workers,
+                                        retry_seconds=settings.cluster_retry_seconds)
         self._parked: set[Instance] = set()
         # id(slot) -> when the resolver handed it out, and the session it had then
         self._claimed: dict[int, tuple[float, Session | None]] = {}
@@ -217,16 +229,22 @@ class LadderRuntime:
         return sum(1 for i in arena.pool.instances(name)
                    if not i.busy and (not remote or i.slot.live))
 
-    def _candidates(self, arena: Arena) -> list[Candidate]:
+    def _candidates(self, arena: Arena, cluster_sets: int | None = None) -> list[Candidate]:
+        """The connected bots with their free seats on the ladder's referee; with
+        ``cluster_sets``, the house bots only, with seats for that many sets on the
+        cluster."""
         out = []
         benched = {bench.bot for bench in self.quarantine.active()}
         for entrant in self.registry.entrants():
             if entrant.name not in arena.pool.entrants:
                 continue
             remote = entrant.name not in self._house
-            if remote and not any(i.slot.live for i in arena.pool.instances(entrant.name)):
-                continue  # not connected
-            free = 0 if entrant.name in benched else self._ready(arena, entrant.name)
+            if remote and (cluster_sets is not None or not any(
+                    i.slot.live for i in arena.pool.instances(entrant.name))):
+                continue  # not connected (or not for the cluster)
+            free = (0 if entrant.name in benched
+                    else self._ready(arena, entrant.name) if cluster_sets is None
+                    else self.settings.seats_per_bot * cluster_sets)
             rating, ci95 = self._estimate(entrant)
             out.append(Candidate(entrant.name, rating, ci95,
                                  self.matchmaker.appearances(entrant.name), free))
@@ -245,7 +263,19 @@ class LadderRuntime:
                 return ratings.elo[older.name], math.inf
         return 0.0, math.inf
 
-    async def _play_set(self, arena: Arena, deal_set: DealSet) -> None:
+    async def _play(self, arena: Arena, game: ScheduledGame,
+                    on_cluster: bool) -> GameResult | None:
+        """One game of a set, on the cluster or the referee; ``None`` if it was cut
+        off (the ladder stopping, or the cluster lost)."""
+        s = self.settings
+        if on_cluster:
+            return None if self.cluster is None else await self.cluster.play(
+                game, s.time_control, s.fault_policy)
+        result = await arena.play(game.key, s.rules, game.seed, game.seats,
+                                  time_control=s.time_control, policy=s.fault_policy)
+        return None if result.termination is Termination.INTERRUPTED else result
+
+    async def _play_set(self, arena: Arena, deal_set: DealSet, on_cluster: bool) -> None:
         s = self.settings
         progress = SetProgress(deal_set)
         self.sets.start(deal_set)
@@ -259,14 +289,16 @@ class LadderRuntime:
                 progress.cut_short(f"{', '.join(benched)} benched")
                 break
             self._sync_entrants(arena)
-            gone = [b for b, seats in deal_set.seats.items() if self._ready(arena, b) < seats]
+            gone = [] if on_cluster else [b for b, seats in deal_set.seats.items()
+                                          if self._ready(arena, b) < seats]
             if gone:  # the pool would wait for its seats: never hold the others up
                 progress.cut_short(f"{', '.join(gone)}: not connected")
                 break
-            result = await arena.play(game.key, s.rules, game.seed, game.seats,
-                                      time_control=s.time_control, policy=s.fault_policy)
-            if result.termination is Termination.INTERRUPTED:
-                progress.cut_short("interrupted: the ladder stopped")
+            result = await self._play(arena, game, on_cluster)
+            if result is None:
+                progress.cut_short(
+                    "interrupted: the ladder stopped" if self.stop.is_set() or not on_cluster
+                    else f"lost the Dask cluster at {self.cluster.where if self.cluster else '?'}")
                 break
             row = to_row(s.ladder_id, game, result)
             self.results.record_game(row)
@@ -290,17 +322,36 @@ class LadderRuntime:
                                if t < len(played))
         self.refresh_ratings()
 
-    def _start(self, arena: Arena, deal_set: DealSet) -> None:
-        task = asyncio.ensure_future(self._play_set(arena, deal_set))
-        self._running.add(task)
+    def _start(self, arena: Arena, deal_set: DealSet, on_cluster: bool) -> None:
+        task = asyncio.ensure_future(self._play_set(arena, deal_set, on_cluster))
+        self._running[task] = on_cluster
 
         def done(t: asyncio.Task[None]) -> None:
-            self._running.discard(t)
+            self._running.pop(t, None)
             self._wake.set()
             if not t.cancelled() and t.exception() is not None:
                 log.error("deal set %s failed: %r", deal_set.key, t.exception())
 
         task.add_done_callback(done)
+
+    def _match(self, arena: Arena) -> None:
+        """Start the sets there is room for: on the referee (with a cluster up, only
+        sets that seat a registered bot), then house-only sets on the cluster."""
+        s = self.settings
+        cluster = self.cluster if self.cluster is not None and self.cluster.up else None
+        candidates = self._candidates(arena)
+        local = s.concurrency - sum(1 for c in self._running.values() if not c)
+        registered = {c.name for c in candidates if c.name not in self._house}
+        for deal_set in self.matchmaker.next_sets(
+                candidates, local, focus=registered if cluster is not None else None):
+            self._start(arena, deal_set, on_cluster=False)
+        if cluster is not None:
+            free = cluster.capacity() - sum(1 for c in self._running.values() if c)
+            if free > 0:
+                for deal_set in self.matchmaker.next_sets(self._candidates(arena, free), free):
+                    self._start(arena, deal_set, on_cluster=True)
+        elif self.cluster is not None:
+            self.cluster.maybe_retry()
 
     # ------------------------------------------------------------------ loop
 
@@ -314,6 +365,8 @@ class LadderRuntime:
         servicer = LadderServicer(self, arena.server)
         arena.server.add_service(lp.SERVICE_NAME,
                                  lambda server: lp.add_to_server(servicer, server))
+        if self.cluster is not None:
+            await self.cluster.open()  # ClusterError: the ladder does not start
         async with arena:
             self.arena = arena
             for entrant, seats in s.house:
@@ -325,9 +378,7 @@ class LadderRuntime:
             try:
                 while not self.stop.is_set():
                     self._sync_entrants(arena)
-                    slots = s.concurrency - len(self._running)
-                    for deal_set in self.matchmaker.next_sets(self._candidates(arena), slots):
-                        self._start(arena, deal_set)
+                    self._match(arena)
                     self.refresh_ratings()  # games not fitted yet, once it is due
                     self._wake.clear()
                     waker = asyncio.ensure_future(self._wake.wait())
@@ -338,8 +389,10 @@ class LadderRuntime:
                 self.events.close()
                 stopper.cancel()
                 arena.stop_games.set()
+                if self.cluster is not None:
+                    await self.cluster.close()  # its sets in play are cut short
                 if self._running:
-                    await asyncio.wait(self._running, timeout=10.0)
+                    await asyncio.wait(list(self._running), timeout=10.0)
                 self.arena = None
 
     # ------------------------------------------------------------------ operator

@@ -167,6 +167,8 @@ class TournamentConfig:
     max_startup_failures: int = default("max_startup_failures")
     scheduler: str | None = default("cluster.scheduler")
     workers: int = default("cluster.workers")
+    ladder: Mapping[str, Any] = dataclasses.field(
+        default_factory=lambda: {o.leaf: o.default_value() for o in _section("ladder")})
     source: Path | None = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -284,6 +286,8 @@ class TournamentConfig:
             return getattr(self.sprt, leaf)
         if head == "cluster":
             return getattr(self, leaf)
+        if head == "ladder":
+            return self.ladder[leaf]
         return getattr(self, _ATTRS.get(opt.key, opt.key))
 
     def to_dict(self) -> dict[str, Any]:
@@ -417,7 +421,7 @@ def build_config(raw: RawConfig) -> TournamentConfig:
     """Check every key of ``raw`` and build the tournament (ConfigError names the key)."""
     data = raw.data
     top = _section("")
-    check_keys(data, [o.key for o in top] + ["cluster", "gauntlet", "sprt"], "")
+    check_keys(data, [o.key for o in top] + ["cluster", "gauntlet", "ladder", "sprt"], "")
     values = _read_table(data, top, "")
     bots_raw = data.get("bot", [])
     if not isinstance(bots_raw, list):
@@ -428,6 +432,9 @@ def build_config(raw: RawConfig) -> TournamentConfig:
     cluster = want_table(data.get("cluster", {}), "cluster")
     check_keys(cluster, [o.leaf for o in _section("cluster")], "cluster.")
     values.update(_read_table(cluster, _section("cluster"), "cluster."))
+    ladder = want_table(data.get("ladder", {}), "ladder")
+    check_keys(ladder, [o.leaf for o in _section("ladder")], "ladder.")
+    values["ladder"] = _read_table(ladder, _section("ladder"), "ladder.")
     values["time_control"] = values.pop("tc")
     return TournamentConfig(
         **values,

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.ladder.matchmaking import Policy
+from harness.ladder.quarantine import QuarantinePolicy
 from harness.referee.botlog import DEFAULT_LOG_LIMIT
 from harness.referee.outcome import FaultPolicy, TimeControl
 from harness.rules.config import RulesConfig
@@ -33,6 +35,7 @@ from harness.tournament.schedule import PARTNERSHIPS
 __all__ = [
     "BOT_OPTIONS",
     "FORMATS",
+    "LADDER_FIELDS",
     "OPTIONS",
     "RULE_KINDS",
     "Option",
@@ -111,8 +114,33 @@ def _folder(value: str) -> Path:
     return Path(value).expanduser()
 
 
+def _field_default(cls: Any, field: str) -> Any:
+    return next(f.default for f in dataclasses.fields(cls) if f.name == field)
+
+
 def _sprt_default(field: str) -> Any:
-    return next(f.default for f in dataclasses.fields(Sprt) if f.name == field)
+    return _field_default(Sprt, field)
+
+
+LADDER_FIELDS: dict[str, tuple[str, str]] = {
+    "provisional_sets": ("matchmaking", "provisional_sets"),
+    "closeness_elo": ("matchmaking", "closeness_elo"),
+    "repeat_weight": ("matchmaking", "repeat_weight"),
+    "repeat_cap": ("matchmaking", "repeat_cap"),
+    "bench_faults": ("quarantine", "faults"),
+    "bench_window": ("quarantine", "window"),
+    "bench_seconds": ("quarantine", "base_seconds"),
+    "bench_growth": ("quarantine", "growth"),
+    "bench_max_seconds": ("quarantine", "max_seconds"),
+}
+"""Each ``[ladder]`` key of the matchmaker's or the quarantine's policy: which policy
+(:class:`~harness.ladder.matchmaking.Policy` or
+:class:`~harness.ladder.quarantine.QuarantinePolicy`) and which of its fields."""
+
+
+def _ladder_default(key: str) -> Any:
+    policy, field = LADDER_FIELDS[key]
+    return _field_default(Policy if policy == "matchmaking" else QuarantinePolicy, field)
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -149,10 +177,32 @@ OPTIONS: tuple[Option, ...] = (
            "times in a row (0: never stop)", 3, minimum=0),
     Option("cluster.scheduler", "str", "play the games on the workers of this Dask scheduler "
            "(tcp://HOST:8786; see docs/cluster.md)", None, shown_default="none",
-           flag_in=("run", "sprt")),
+           flag_in=("run", "sprt", "ladder")),
     Option("cluster.workers", "int", "play the games on a Dask cluster of this many worker "
            "processes started on this machine (0: no cluster)", 0, minimum=0,
-           flag_in=("run", "sprt")),
+           flag_in=("run", "sprt", "ladder")),
+    Option("ladder.provisional_sets", "int", "ladder: a bot is provisional, and served "
+           "first, for this many deal sets", _ladder_default("provisional_sets"), minimum=0),
+    Option("ladder.closeness_elo", "float", "ladder: the rating gap that costs as much as "
+           "one repeat of a pairing", _ladder_default("closeness_elo")),
+    Option("ladder.repeat_weight", "float", "ladder: the cost of playing a pairing more "
+           "than its share", _ladder_default("repeat_weight")),
+    Option("ladder.repeat_cap", "float", "ladder: a pairing played more than this many "
+           "times its share (+1) is not chosen while others are available",
+           _ladder_default("repeat_cap")),
+    Option("ladder.bench_faults", "int", "ladder: this many faulted games among a bot's "
+           "last bench_window games bench it", _ladder_default("bench_faults"), minimum=1),
+    Option("ladder.bench_window", "int", "ladder: the recent games counted for a bench",
+           _ladder_default("bench_window"), minimum=1),
+    Option("ladder.bench_seconds", "float", "ladder: how long a first bench lasts, in "
+           "seconds", _ladder_default("bench_seconds")),
+    Option("ladder.bench_growth", "float", "ladder: each further bench lasts this many "
+           "times the one before", _ladder_default("bench_growth")),
+    Option("ladder.bench_max_seconds", "float", "ladder: the longest bench, in seconds",
+           _ladder_default("bench_max_seconds")),
+    Option("ladder.cluster_retry_seconds", "float", "ladder: how often a ladder that lost "
+           "its Dask scheduler tries it again (in between, its referee plays every set)",
+           60.0),
     Option("rules", "section", "the rules (see Rules options)", RulesConfig(),
            shown_default="four-handed defaults", stored=FORMATS),
     Option("bot", "section", "the bots, one [[bot]] table each (keys: bot.*)", REQUIRED,

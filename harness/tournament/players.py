@@ -7,8 +7,6 @@ after a start-up failure, the path and first lines of the failing bot's log.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -81,16 +79,11 @@ class _ClusterGames:
 
 def arena_spec(cfg: TournamentConfig, log_dir: Path) -> ArenaSpec:
     """The workers' arena for ``cfg``: its local bots with the seats each fills in one
-    game. Its key changes with the bots and the rules, so a changed configuration gets
-    fresh bots."""
+    game."""
     per_game = cfg.make_format().seats_per_entrant()
     bots = [b for b in cfg.bots if per_game.get(b.name, 0)]
-    entrants = tuple(b.entrant() for b in bots)
-    digest = hashlib.sha256(json.dumps(
-        [repr(entrants), cfg.rules.to_dict(), str(log_dir)], sort_keys=True, default=str)
-        .encode()).hexdigest()[:12]
-    return ArenaSpec(f"{cfg.id}-{digest}", entrants, {b.name: per_game[b.name] for b in bots},
-                     cfg.rules, str(log_dir.resolve()))
+    return ArenaSpec.make(cfg.id, [b.entrant() for b in bots],
+                          {b.name: per_game[b.name] for b in bots}, cfg.rules, log_dir)
 
 
 @asynccontextmanager

@@ -1,0 +1,41 @@
+"""Helpers for the tests that use a Dask cluster: a scheduler and a worker started as
+separate commands (as on several machines), and a free port for the scheduler."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_cluster(port: int, log: Path) -> list[subprocess.Popen[bytes]]:
+    """A scheduler and one worker, as separate commands (as on several machines)."""
+    dask = Path(sys.executable).parent / "dask"
+    out = open(log, "ab")  # noqa: SIM115 - closed with the test's tmp dir
+    scheduler = subprocess.Popen([str(dask), "scheduler", "--host", "127.0.0.1", "--port",
+                                  str(port), "--no-dashboard"], stdout=out, stderr=out,
+                                 cwd=ROOT)
+    worker = subprocess.Popen([str(dask), "worker", f"tcp://127.0.0.1:{port}", "--nthreads",
+                               "1", "--no-dashboard"], stdout=out, stderr=out, cwd=ROOT,
+                              start_new_session=True)
+    return [scheduler, worker]
+
+
+def stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()

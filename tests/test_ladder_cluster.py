@@ -1,0 +1,283 @@
+"""The ladder on a Dask cluster of separate worker processes: house-only deal sets are
+played on the workers and registered bots' sets on the ladder's own referee; a worker
+killed mid-set loses nothing and stores nothing twice; a lost scheduler leaves the
+ladder playing on its referee until the scheduler is back."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+from cluster_support import free_port, start_cluster, stop
+from distributed import Client, LocalCluster
+
+from harness.cli import build_parser
+from harness.cli._tournament import overrides
+from harness.cli.ladder import settings_from
+from harness.errors import ConfigError
+from harness.ladder.matchmaking import SetStatus
+from harness.ladder.registry import Registry
+from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.sets import SetLog, StoredSet
+from harness.ladder.store import LadderStore
+from harness.referee.outcome import TimeControl
+from harness.referee.pool import Entrant
+from harness.referee.process import BotCommand
+from harness.rules.config import RulesConfig
+from harness.sdk import play_session
+from harness.store import GameRow, ResultsStore
+from harness.tournament.config import load_config
+from sample_bots.random_bot import RandomBot
+
+ROOT = Path(__file__).resolve().parent.parent
+WAIT_S = 180.0
+
+
+def house_bot(name: str, seed: int) -> Entrant:
+    return Entrant(name, BotCommand((sys.executable, "-m", "sample_bots.random_bot"),
+                                    cwd=str(ROOT), env={"EUCHRE_BOT_SEED": str(seed)}))
+
+
+def settings(tmp_path: Path, **cluster: object) -> LadderSettings:
+    return LadderSettings(store=tmp_path / "ladder.sqlite", log_dir=tmp_path / "logs",
+                          rules=RulesConfig(target=3), time_control=TimeControl.parse("5+30"),
+                          concurrency=1, house=((house_bot("r1", 1), 2), (house_bot("r2", 2), 2)),
+                          poll_seconds=0.2, **cluster)  # type: ignore[arg-type]
+
+
+async def until(check: Callable[[], object], what: str) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + WAIT_S
+    while not check():
+        if loop.time() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+def games(runtime: LadderRuntime) -> list[GameRow]:
+    return list(runtime.results.games(runtime.settings.ladder_id))
+
+
+def on_worker(row: GameRow) -> bool:
+    return str(row.record.get("worker", "")).startswith("tcp://")
+
+
+def check_every_set_whole(sets: list[StoredSet], rows: list[GameRow],
+                          tables: int = 2) -> None:
+    """Each complete set has all its tables stored once; nothing is stored twice."""
+    keys = Counter(row.game_key for row in rows)
+    assert all(n == 1 for n in keys.values()), keys
+    per_set = Counter(key.rsplit("/t", 1)[0] for key in keys)
+    for s in sets:
+        if s.status is SetStatus.COMPLETE:
+            assert per_set[s.key] == tables, s
+
+
+def test_house_sets_are_played_on_the_workers_and_registered_bots_on_the_referee(
+        tmp_path: Path) -> None:
+    ladder = settings(tmp_path, workers=2)
+    with LadderStore(ladder.store) as store:
+        _, token = Registry(store).register("visitor", "ann", concurrency=2)
+
+    async def scenario() -> tuple[list[StoredSet], list[GameRow], set[str]]:
+        stop_ = asyncio.Event()
+        address: list[str] = []
+        runtime = LadderRuntime(ladder, stop=stop_, on_listen=address.append)
+        running = asyncio.ensure_future(runtime.run())
+        await until(lambda: address or running.done(), "the ladder to listen")
+        bots = [asyncio.ensure_future(play_session(RandomBot(i), address[0], token.reveal()))
+                for i in range(2)]
+
+        def complete(with_visitor: bool) -> int:
+            return sum(1 for s in runtime.sets.sets() if s.status is SetStatus.COMPLETE
+                       and ("visitor" in s.base) == with_visitor)
+
+        await until(lambda: complete(True) >= 1 and complete(False) >= 2,
+                    "complete sets on the referee and on the workers")
+        stop_.set()
+        await asyncio.wait_for(running, 60.0)
+        for bot in bots:
+            bot.cancel()
+        await asyncio.gather(*bots, return_exceptions=True)
+        try:
+            runtime.refresh_ratings(force=True)
+            rated = set(runtime.ratings.current.elo) if runtime.ratings.current else set()
+            return runtime.sets.sets(), games(runtime), rated
+        finally:
+            runtime.close()
+
+    sets, rows, rated = asyncio.run(scenario())
+    check_every_set_whole(sets, rows)
+    with_visitor = [row for row in rows if "visitor" in row.seats]
+    house_only = [row for row in rows if "visitor" not in row.seats]
+    assert with_visitor and house_only
+    assert not any(on_worker(row) for row in with_visitor)  # registered: the referee
+    assert all(on_worker(row) for row in house_only)  # house only: a worker
+    assert {"visitor", "r1", "r2"} <= rated
+    # the workers' bot logs are kept per worker under the ladder's log folder
+    assert [p.name for p in (tmp_path / "logs").iterdir() if p.name.startswith("tcp_")]
+
+
+@pytest.fixture
+def cluster() -> Iterator[tuple[LocalCluster, Client]]:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as lc, Client(lc) as client:
+        yield lc, client
+
+
+def test_a_worker_killed_mid_set_loses_nothing_and_stores_nothing_twice(
+        tmp_path: Path, cluster: tuple[LocalCluster, Client]) -> None:
+    lc, client = cluster
+    pids: dict[str, int] = client.run(os.getpid)
+    victim = psutil.Process(pids[sorted(pids)[0]])
+    ladder = settings(tmp_path, scheduler=lc.scheduler_address)
+    doomed: list[psutil.Process] = []
+
+    async def scenario() -> tuple[list[StoredSet], list[GameRow], int]:
+        stop_ = asyncio.Event()
+        runtime = LadderRuntime(ladder, stop=stop_)
+        running = asyncio.ensure_future(runtime.run())
+        await until(lambda: len(games(runtime)) >= 3 or running.done(), "games stored")
+        doomed.extend(victim.children(recursive=True))
+        victim.send_signal(signal.SIGKILL)  # with sets in play on both workers
+        at_kill = len(games(runtime))
+        await until(lambda: len(games(runtime)) >= at_kill + 8 or running.done(),
+                    "games after the kill")
+        stop_.set()
+        await asyncio.wait_for(running, 60.0)
+        try:
+            return runtime.sets.sets(), games(runtime), at_kill
+        finally:
+            runtime.close()
+
+    try:
+        sets, rows, at_kill = asyncio.run(scenario())
+    finally:
+        for p in doomed:  # the dead worker's bots give up on their own; do not wait
+            with contextlib.suppress(psutil.NoSuchProcess):
+                p.kill()
+    assert len(rows) >= at_kill + 8 and all(on_worker(row) for row in rows)
+    check_every_set_whole(sets, rows)
+    # no set was cut short by the kill: only the stop at the end cuts sets short
+    assert {s.reason for s in sets if s.status is SetStatus.CUT_SHORT} <= {
+        "interrupted: the ladder stopped", "the ladder stopped"}
+
+
+def test_a_lost_scheduler_leaves_the_ladder_playing_on_its_referee_until_it_is_back(
+        tmp_path: Path) -> None:
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    config = tmp_path / "ladder.toml"
+    config.write_text(f"""
+name = "lost"
+output = "{tmp_path / 'out'}"
+concurrency = 1
+tc = "5+30"
+[rules]
+target = 3
+[ladder]
+cluster_retry_seconds = 1.0
+[[bot]]
+name = "r1"
+command = "{{python}} -m sample_bots.random_bot"
+[[bot]]
+name = "r2"
+command = "{{python}} -m sample_bots.random_bot"
+""")
+    store = tmp_path / "out" / "ladder.sqlite"
+
+    def rows() -> list[GameRow]:
+        if not store.exists():
+            return []
+        with ResultsStore(store) as results:
+            return list(results.games("lost"))
+
+    def wait(check: Callable[[], bool], what: str, ladder: subprocess.Popen[str]) -> None:
+        end = time.monotonic() + WAIT_S
+        while not check():
+            assert ladder.poll() is None, f"the ladder stopped while waiting for {what}"
+            assert time.monotonic() < end, f"timed out waiting for {what}"
+            time.sleep(0.2)
+
+    procs = start_cluster(port, tmp_path / "cluster.log")
+    ladder = subprocess.Popen([sys.executable, "-m", "harness", "ladder", str(config),
+                               "--port", "0", "--scheduler", address], cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait(lambda: sum(on_worker(r) for r in rows()) >= 2, "games on the worker", ladder)
+        procs[0].send_signal(signal.SIGKILL)  # the scheduler dies
+        before = {r.game_key for r in rows()}
+        wait(lambda: any(not on_worker(r) for r in rows() if r.game_key not in before),
+             "a game on the ladder's referee", ladder)
+        procs += start_cluster(port, tmp_path / "cluster.log")  # the scheduler is back
+        after = {r.game_key for r in rows()}
+        wait(lambda: any(on_worker(r) for r in rows() if r.game_key not in after),
+             "a game on the worker again", ladder)
+        ladder.send_signal(signal.SIGTERM)
+        _, err = ladder.communicate(timeout=120)
+    finally:
+        if ladder.poll() is None:
+            ladder.kill()
+            ladder.communicate()
+        stop(procs)
+    assert ladder.returncode == 0, err
+    assert f"lost the Dask scheduler at {address}" in err
+    assert f"the Dask cluster at {address} is back" in err
+    assert "Traceback" not in err, err
+    with LadderStore(store) as ladder_store:
+        sets = SetLog(ladder_store).sets()
+    check_every_set_whole(sets, rows())
+    assert {s.reason for s in sets if s.status is SetStatus.CUT_SHORT} <= {
+        "interrupted: the ladder stopped", "the ladder stopped",
+        f"lost the Dask cluster at {address}"}
+
+
+def test_the_ladder_takes_its_cluster_and_policies_from_the_file_and_flags(
+        tmp_path: Path) -> None:
+    config = tmp_path / "ladder.toml"
+    config.write_text("""
+name = "l"
+[ladder]
+provisional_sets = 2
+bench_faults = 2
+bench_window = 5
+[cluster]
+scheduler = "tcp://example:8786"
+[[bot]]
+name = "a"
+command = "x"
+[[bot]]
+name = "b"
+command = "y"
+""")
+    ladder = settings_from(load_config(config), host="127.0.0.1", port=0)
+    assert ladder.scheduler == "tcp://example:8786" and ladder.workers == 0
+    assert ladder.matchmaking.provisional_sets == 2
+    assert (ladder.quarantine.faults, ladder.quarantine.window) == (2, 5)
+    assert ladder.cluster_retry_seconds == 60.0
+    local = tmp_path / "local.toml"
+    local.write_text(config.read_text().replace('scheduler = "tcp://example:8786"', ""))
+    args = build_parser().parse_args(["ladder", str(local), "--workers", "3"])
+    flagged = settings_from(load_config(local, overrides(args)), host="127.0.0.1", port=0)
+    assert (flagged.scheduler, flagged.workers) == (None, 3)
+    args = build_parser().parse_args(["ladder", str(config), "--workers", "3"])
+    with pytest.raises(ConfigError, match="either a scheduler"):
+        load_config(config, overrides(args))
+    with pytest.raises(ConfigError) as err:
+        settings_from(load_config(config, {"ladder.bench_faults": "9"}), host="h", port=0)
+    assert err.value.option == "ladder.bench_faults"
+    assert "ladder.bench_window" in err.value.message
+    with pytest.raises(ConfigError) as err:
+        settings_from(load_config(config, {"ladder.cluster_retry_seconds": "0"}),
+                      host="h", port=0)
+    assert err.value.option == "ladder.cluster_retry_seconds"
