@@ -10,7 +10,9 @@ entrants and read its standings straight from its store.
 
 The configuration is a tournament file (rules, ``tc``, ``fault_policy``,
 ``partnerships``, ``duplicate``, ``seed``, ``concurrency`` = deal sets at once,
-``output``); its ``[[bot]]`` entries with a ``command`` are the house bots. The store is
+``output``, and ``[ladder]`` for how it pairs and benches bots); its ``[[bot]]`` entries
+with a ``command`` are the house bots. With ``--workers N`` or ``--scheduler ADDRESS``
+(or ``[cluster]``) the sets of house bots alone are played on a Dask cluster. The store is
 ``<output>/ladder.sqlite``. The actions work while the ladder runs (new registrations are
 picked up within a second). ``register``, ``new-version`` and ``rotate`` print the
 token once, on stdout, and nowhere else.

@@ -12,7 +12,9 @@ start now:
 
 1. **Focus.** The bot to serve first is the available one that most needs games:
    provisional bots (fewer than ``Policy.provisional_sets`` sets) first, fewest sets
-   first; then the widest 95% interval; then fewest sets; then name.
+   first; then the widest 95% interval; then fewest sets; then name. The caller may
+   restrict the focus to some bots (``focus=``), so that every set seats one of them:
+   the ladder's referee does so on a cluster, where house-only sets go to the workers.
 2. **Opponents.** Every other available bot gets a cost
    ``((R_a - R_b) / closeness_elo)² + repeat_weight * n_ab / share_ab``, where ``n_ab``
    is how many sets the two have played together and ``share_ab`` the focal bot's
