@@ -1,23 +1,30 @@
-"""Helpers for tests that run ``python -m harness serve`` as a real process and talk to it
-over real gRPC."""
+"""Helpers for tests that start the harness's long-running commands (``serve``,
+``ladder``, ``run`` with remote bots) as real processes, wait for each to say where it
+listens, and talk to it over real gRPC."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
-import threading
+import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import grpc
 
+from harness.ladder.matchmaking import SetStatus
+from harness.ladder.sets import SetLog
+from harness.ladder.store import LadderStore
 from harness.protocol import operator as op
 
-START_TIMEOUT_S = 60.0
+REPO = Path(__file__).resolve().parent.parent
+WAIT_S = 120.0  # for anything a test waits on: the machine may be shared and slow
 STOP_TIMEOUT_S = 90.0
 
 TWO_HANDED = """
@@ -53,57 +60,208 @@ def delayed_random_bot(delay_s: float) -> str:
     return f"['{{python}}', '-c', \"{code}\"]"
 
 
-class Serve:
-    """A running ``euchre-harness serve``; its stderr is collected in ``stderr``."""
+def wait_for(check: Callable[[], object], what: str, timeout: float = WAIT_S, *,
+             proc: subprocess.Popen[Any] | None = None, log: Path | None = None) -> None:
+    """Poll ``check()`` until it is true. With ``proc``, fail as soon as that process
+    has exited; a failure shows ``log`` (where the process writes) if given."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        status = None if proc is None else proc.poll()
+        if status is not None and check():
+            return
+        if status is not None or time.monotonic() > deadline:
+            why = (f"timed out after {timeout:.0f} s" if status is None
+                   else f"the process exited with status {status}")
+            shown = log.read_text() if log is not None and log.exists() else ""
+            raise AssertionError(f"{why} waiting for {what}"
+                                 + (f"; its output:\n{shown}" if shown else ""))
+        time.sleep(0.1)
 
-    def __init__(self, proc: subprocess.Popen[str]) -> None:
-        self.proc = proc
-        self.lines: list[str] = []
-        self.address = ""
-        self._listening = threading.Event()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
 
-    def _read(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.lines.append(line)
-            if "referee listening on " in line and not self.address:
-                self.address = line.split("referee listening on ", 1)[1].split()[0]
-                self._listening.set()
-        self._listening.set()
+def said(log: Path, marker: str) -> str:
+    """The word after ``marker`` on the first whole line of ``log`` that holds it (a
+    trailing ``;`` dropped), or ``""`` while no line does."""
+    text = log.read_text() if log.exists() else ""
+    for line in text[:text.rfind("\n") + 1].splitlines():
+        if marker in line:
+            words = line.split(marker, 1)[1].split()
+            return words[0].rstrip(";") if words else ""
+    return ""
+
+
+def wait_for_address(proc: subprocess.Popen[Any], *, log: Path | None = None,
+                     marker: str = "", address_file: Path | None = None,
+                     timeout: float = WAIT_S) -> str:
+    """Wait until a process just started says where it listens, and return that: the
+    ``address`` of the JSON ``address_file`` (as ``--address-file`` writes it) if given,
+    else the word after ``marker`` in ``log``. Fails, showing ``log``, if the process
+    exits first or says nothing in time."""
+    def address() -> str:
+        if address_file is not None:
+            return (str(json.loads(address_file.read_text())["address"])
+                    if address_file.exists() else "")
+        assert log is not None and marker
+        return said(log, marker)
+
+    wait_for(address, f"the address ({address_file or repr(marker)})", timeout,
+             proc=proc, log=log)
+    return address()
+
+
+class Started:
+    """A process started from the repository's root for a test. Its stderr goes to a
+    new file in ``folder`` named after ``name`` (``log``), and so does its stdout unless
+    ``own_stdout`` sends that to a file of its own (``out``)."""
+
+    def __init__(self, argv: list[str], folder: Path, name: str, *,
+                 env: dict[str, str] | None = None, own_stdout: bool = False) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, log = tempfile.mkstemp(dir=folder, prefix=f"{name}-", suffix=".err")
+        os.close(handle)
+        self.log = Path(log)
+        self.out = self.log.with_suffix(".out") if own_stdout else self.log
+        self.env = {**os.environ, **(env or {})}
+        with self.log.open("a") as err, self.out.open("a") as out:  # both append
+            self.proc: subprocess.Popen[bytes] = subprocess.Popen(
+                argv, cwd=REPO, env=self.env, stdout=out, stderr=err)
 
     @property
     def stderr(self) -> str:
-        return "".join(self.lines)
+        return self.log.read_text()
 
-    def wait_listening(self) -> None:
-        if not self._listening.wait(START_TIMEOUT_S) or not self.address:
-            raise AssertionError(f"serve did not start:\n{self.stderr}")
+    @property
+    def stdout(self) -> str:
+        return self.out.read_text()
+
+    @property
+    def lines(self) -> list[str]:
+        return self.stderr.splitlines()
+
+    def said(self, marker: str) -> str:
+        """What the process said after ``marker``, waiting for it to say it."""
+        return wait_for_address(self.proc, log=self.log, marker=marker)
+
+    def wait_for(self, check: Callable[[], object], what: str,
+                 timeout: float = WAIT_S) -> None:
+        """Poll ``check()`` while the process runs."""
+        wait_for(check, what, timeout, proc=self.proc, log=self.log)
 
     def stop(self, sig: int = signal.SIGTERM) -> int:
-        """Signal it and wait for it to exit; returns its exit status."""
+        """Signal it and wait for it to exit (killing it if it will not); returns its
+        exit status."""
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
-        code = self.proc.wait(STOP_TIMEOUT_S)
-        self._reader.join(10)
-        return code
+        try:
+            return self.proc.wait(STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return self.proc.returncode
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(30)
+
+
+class Serve(Started):
+    """A running ``euchre-harness serve``."""
+
+    def __init__(self, output: Path, *extra: str, env: dict[str, str] | None = None) -> None:
+        super().__init__([sys.executable, "-m", "harness", "serve", "--port", "0",
+                          "--output", str(output), "--log-dir", str(output / "serve-logs"),
+                          *extra], output.parent, f"{output.name}-serve", env=env)
+        self.address = ""
+
+    def wait_listening(self) -> None:
+        self.address = self.said("referee listening on ")
 
 
 @contextmanager
 def serve(output: Path, *extra: str, env: dict[str, str] | None = None) -> Iterator[Serve]:
     """Start ``serve`` on a free loopback port, storing tournaments under ``output``."""
-    argv = [sys.executable, "-m", "harness", "serve", "--port", "0", "--output", str(output),
-            "--log-dir", str(output / "serve-logs"), *extra]
-    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            text=True, env={**os.environ, **(env or {})})
-    server = Serve(proc)
+    server = Serve(output, *extra, env=env)
     try:
         server.wait_listening()
         yield server
     finally:
-        if proc.poll() is None:
+        server.kill()
+
+
+LADDER = """name = "{name}"
+output = "{output}"
+concurrency = {concurrency}
+tc = "5+30"
+[rules]
+target = 3
+[[bot]]
+name = "random"
+command = "{{python}} -m sample_bots.random_bot"
+[[bot]]
+name = "heuristic"
+command = "{{python}} -m sample_bots.heuristic_bot"
+"""
+
+
+class Ladder(Started):
+    """A running ``euchre-harness -v ladder`` of the random and heuristic sample bots,
+    storing under ``folder / "out"``, on a free loopback port unless ``port`` is given."""
+
+    def __init__(self, folder: Path, *extra: str, name: str = "ladder",
+                 concurrency: int = 2, port: int = 0,
+                 env: dict[str, str] | None = None) -> None:
+        self.config = folder / "ladder.toml"
+        self.config.write_text(LADDER.format(name=name, output=folder / "out",
+                                             concurrency=concurrency))
+        self.store = folder / "out" / "ladder.sqlite"
+        super().__init__([sys.executable, "-m", "harness", "-v", "ladder", str(self.config),
+                          "--port", str(port), *extra], folder, "ladder",
+                         env={"PYTHONPATH": str(REPO), **(env or {})})
+        try:
+            self.address = self.said("ladder on ")
+        except BaseException:
+            self.kill()
+            raise
+
+    @property
+    def port(self) -> int:
+        return int(self.address.rsplit(":", 1)[1])
+
+    def register(self, bot: str, owner: str = "ann") -> str:
+        """Register ``bot`` with ``ladder register``; returns its token."""
+        done = subprocess.run(
+            [sys.executable, "-m", "harness", "ladder", str(self.config), "register", bot,
+             "--owner", owner], cwd=REPO, env=self.env, capture_output=True, text=True,
+            timeout=WAIT_S, check=True)
+        return done.stdout.split()[1]
+
+    def sets_played(self, bot: str) -> int:
+        """How many of ``bot``'s sets are complete."""
+        if not self.store.exists():
+            return 0
+        with LadderStore(self.store) as store:
+            return sum(1 for s in SetLog(store).sets()
+                       if bot in s.base and s.status is SetStatus.COMPLETE)
+
+
+def random_bots(address: str, token: str, count: int = 2,
+                env: dict[str, str] | None = None) -> list[subprocess.Popen[bytes]]:
+    """``count`` random sample bots dialing ``address`` with ``token`` (each retries
+    until the referee answers)."""
+    return [subprocess.Popen([sys.executable, "-m", "sample_bots.random_bot", "--address",
+                              address, "--token", token], cwd=REPO,
+                             env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for _ in range(count)]
+
+
+def end(procs: Iterable[subprocess.Popen[Any] | Started | None]) -> None:
+    """Kill whichever of ``procs`` still run, and reap them all."""
+    for proc in procs:
+        if isinstance(proc, Started):
             proc.kill()
+        elif proc is not None:
+            if proc.poll() is None:
+                proc.kill()
             proc.wait(30)
 
 
@@ -126,19 +284,10 @@ def watch_until(stub_: op.OperatorServiceStub, tournament_id: str,
     update); returns the last update seen."""
     last = None
     for update in stub_.WatchTournament(op.WatchTournamentRequest(
-            tournament_id=tournament_id), metadata=metadata, timeout=START_TIMEOUT_S * 3):
+            tournament_id=tournament_id), metadata=metadata, timeout=WAIT_S * 1.5):
         last = update.tournament
         if done is not None and last.games_done >= done:
             break
     assert last is not None
     return last
 
-
-def wait_for(check: object, what: str, timeout: float = START_TIMEOUT_S) -> None:
-    """Poll ``check()`` until it is true."""
-    assert callable(check)
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)

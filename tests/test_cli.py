@@ -13,10 +13,10 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from serve_support import WAIT_S, Started, end, wait_for_address
 
 from harness.cli import build_parser
 from harness.cli._tournament import load
@@ -249,32 +249,23 @@ def test_address_file_lets_a_script_start_the_remote_bots(tmp_path: Path) -> Non
         'command = "{python} -m sample_bots.heuristic_bot"', 'tokens = ["far-1"]')
     path.write_text(text)
     address_file = tmp_path / "referee.json"
-    run = subprocess.Popen([sys.executable, "-m", "harness", "run", str(path), "--quiet",
-                            "--address-file", str(address_file)],
-                           cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    bot: subprocess.Popen[bytes] | None = None
+    run = Started([sys.executable, "-m", "harness", "run", str(path), "--quiet",
+                   "--address-file", str(address_file)], tmp_path, "run", own_stdout=True)
+    bot = None
     try:
-        deadline = time.monotonic() + 60
-        while not address_file.exists():
-            assert run.poll() is None, run.communicate()
-            assert time.monotonic() < deadline, "no address file"
-            time.sleep(0.05)
+        address = wait_for_address(run.proc, log=run.log, address_file=address_file)
         info = json.loads(address_file.read_text())
-        assert info["address"] == f"{info['host']}:{info['port']}"
+        assert address == f"{info['host']}:{info['port']}"
         assert info["host"] == "127.0.0.1" and info["port"] > 0
         bot = subprocess.Popen([sys.executable, "-m", "sample_bots.random_bot"], cwd=ROOT,
-                               env={**os.environ, "EUCHRE_REFEREE_ADDRESS": info["address"],
+                               env={**os.environ, "EUCHRE_REFEREE_ADDRESS": address,
                                     "EUCHRE_BOT_TOKEN": "far-1"},
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        out, err = run.communicate(timeout=120)
-        assert "random" in out  # the report
-        assert run.returncode == 0, err
-        assert f"referee on {info['address']}" in err
+        assert run.proc.wait(WAIT_S) == 0, run.stderr
+        assert "random" in run.stdout  # the report
+        assert f"referee on {address}" in run.stderr
     finally:
-        for proc in (run, bot):
-            if proc is not None and proc.poll() is None:
-                proc.kill()
-                proc.wait()
+        end([run, bot])
 
 
 # --------------------------------------------------------------------------- replay

@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ import psutil
 import pytest
 from cluster_support import free_port, start_cluster, stop
 from distributed import Client, LocalCluster
+from serve_support import wait_for
 
 from harness.cli import build_parser
 from harness.cli._tournament import overrides
@@ -221,11 +221,8 @@ def test_a_lost_scheduler_stops_the_run_cleanly_and_it_resumes_later(tmp_path: P
     try:
         run_ = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and run_.poll() is None:
-            if store_path(tmp_path / "out").exists() and len(stored(tmp_path / "out")) >= 2:
-                break
-            time.sleep(0.2)
+        wait_for(lambda: store_path(tmp_path / "out").exists()
+                 and len(stored(tmp_path / "out")) >= 2, "2 stored games", proc=run_)
         procs[0].send_signal(signal.SIGKILL)  # the scheduler dies
         _, err = run_.communicate(timeout=120)
     finally:

@@ -7,63 +7,25 @@ bot's token appears nowhere but in the registration's own output."""
 from __future__ import annotations
 
 import json
-import os
 import signal
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+from serve_support import REPO, Ladder, end, random_bots
+
 OPERATOR_TOKEN = "operator-secret-for-this-test"
-CONFIG = """name = "api-ladder"
-output = "{output}"
-concurrency = 2
-tc = "5+30"
-[rules]
-target = 3
-[[bot]]
-name = "random"
-command = "{{python}} -m sample_bots.random_bot"
-[[bot]]
-name = "heuristic"
-command = "{{python}} -m sample_bots.heuristic_bot"
-"""
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+class ApiLadder(Ladder):
+    """A ladder process and a ``ctl`` pointed at it, keeping every output ``ctl`` gave."""
 
-
-def _wait(check: Callable[[], bool], timeout: float = 120.0) -> None:
-    end = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < end, "timed out waiting for the ladder"
-        time.sleep(0.3)
-
-
-class Ladder:
-    """A ladder process and a ``ctl`` pointed at it."""
-
-    def __init__(self, tmp_path: Path) -> None:
-        self.tmp = tmp_path
-        config = tmp_path / "ladder.toml"
-        config.write_text(CONFIG.format(output=tmp_path / "out"))
-        self.address = f"127.0.0.1:{_free_port()}"
-        self.env = {**os.environ, "PYTHONPATH": str(REPO),
-                    "EUCHRE_OPERATOR_TOKEN": OPERATOR_TOKEN}
+    def __init__(self, tmp_path: Path, *extra: str,
+                 operator_token: str = OPERATOR_TOKEN) -> None:
         self.outputs: list[str] = []
-        self.stderr = tmp_path / "ladder.err"
-        with self.stderr.open("w") as err:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "harness", "-v", "ladder", str(config), "--port",
-                 self.address.rsplit(":", 1)[1]],
-                cwd=REPO, env=self.env, stdout=err, stderr=subprocess.STDOUT)
+        super().__init__(tmp_path, *extra, name="api-ladder",
+                         env={"EUCHRE_OPERATOR_TOKEN": operator_token})
 
     def ctl(self, *args: str, token: str = OPERATOR_TOKEN) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
@@ -79,31 +41,22 @@ class Ladder:
             return {}
         return {row["name"]: row for row in json.loads(done.stdout)["standings"]}
 
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(30)
-
 
 def test_registered_bot_plays_is_rated_and_watched_over_the_operator_api(
         tmp_path: Path) -> None:
-    ladder = Ladder(tmp_path)
+    ladder = ApiLadder(tmp_path)
     bots: list[subprocess.Popen[bytes]] = []
     watch = None
     watch_out = tmp_path / "watch.out"
     try:
-        _wait(lambda: "random" in ladder.standings())
+        ladder.wait_for(lambda: "random" in ladder.standings(), "the house bots' standings")
         with watch_out.open("w") as out:
             watch = subprocess.Popen(
                 [sys.executable, "-m", "harness", "ctl", "--address", ladder.address,
                  "watch"], cwd=REPO, env=ladder.env, stdout=out,
                 stderr=subprocess.STDOUT)
         # The watch is subscribed once it shows the house bots' games.
-        _wait(lambda: "game finished:" in watch_out.read_text())
+        ladder.wait_for(lambda: "game finished:" in watch_out.read_text(), "the watch")
         registered = ladder.ctl("register", "visitor", "--owner", "ann")
         assert registered.returncode == 0, registered.stderr
         name, token = registered.stdout.split()
@@ -114,11 +67,9 @@ def test_registered_bot_plays_is_rated_and_watched_over_the_operator_api(
         assert plain.returncode == 0 and plain.stdout.startswith("mybot: "), plain.stderr
         ladder.outputs.remove(plain.stdout)
 
-        bots = [subprocess.Popen([sys.executable, "-m", "sample_bots.random_bot",
-                                  "--address", ladder.address, "--token", token],
-                                 cwd=REPO, env=ladder.env, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL) for _ in range(2)]
-        _wait(lambda: ladder.standings().get("visitor", {}).get("games", 0) > 0)
+        bots = random_bots(ladder.address, token)
+        ladder.wait_for(lambda: ladder.standings().get("visitor", {}).get("games", 0) > 0,
+                        "the visitor's first game")
         row = ladder.standings()["visitor"]
         assert row["rated"] and row["owner"] == "ann"
 
@@ -142,13 +93,11 @@ def test_registered_bot_plays_is_rated_and_watched_over_the_operator_api(
         lifted = ladder.ctl("lift", "visitor")
         assert lifted.returncode == 0 and "not benched" in lifted.stdout
 
-        _wait(lambda: "bot connected: visitor" in watch_out.read_text())
+        ladder.wait_for(lambda: "bot connected: visitor" in watch_out.read_text(),
+                        "the watch to see the visitor")
     finally:
-        for proc in (*bots, watch):
-            if proc is not None and proc.poll() is None:
-                proc.terminate()
-                proc.wait(30)
-        ladder.stop()
+        end([*bots, watch])
+        ladder.stop(signal.SIGINT)
 
     assert ladder.proc.returncode == 0
     watched = watch_out.read_text()

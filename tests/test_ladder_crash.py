@@ -5,14 +5,10 @@ plays on."""
 
 from __future__ import annotations
 
-import os
 import signal
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
+
+from serve_support import Ladder, end, random_bots
 
 from harness.ladder.matchmaking import SetStatus
 from harness.ladder.ratings import LadderRatings
@@ -20,34 +16,6 @@ from harness.ladder.registry import Registry
 from harness.ladder.sets import SetLog
 from harness.ladder.store import LadderStore
 from harness.store import ResultsStore
-
-REPO = Path(__file__).resolve().parent.parent
-CONFIG = """name = "crash-ladder"
-output = "{output}"
-concurrency = 2
-tc = "5+30"
-[rules]
-target = 3
-[[bot]]
-name = "random"
-command = "{{python}} -m sample_bots.random_bot"
-[[bot]]
-name = "heuristic"
-command = "{{python}} -m sample_bots.heuristic_bot"
-"""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait(check: Callable[[], bool], timeout: float = 120.0) -> None:
-    end = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < end, "timed out waiting for the ladder"
-        time.sleep(0.2)
 
 
 def _sets(store_path: Path) -> list[SetStatus]:
@@ -57,46 +25,28 @@ def _sets(store_path: Path) -> list[SetStatus]:
         return [s.status for s in SetLog(store).sets()]
 
 
-def _visitor_sets(store_path: Path) -> int:
-    with LadderStore(store_path) as store:
-        return sum(1 for s in SetLog(store).sets()
-                   if "visitor" in s.base and s.status is SetStatus.COMPLETE)
-
-
 def test_kill_9_and_restart_keeps_everything_finished(tmp_path: Path) -> None:
-    config = tmp_path / "ladder.toml"
-    config.write_text(CONFIG.format(output=tmp_path / "out"))
     store_path = tmp_path / "out" / "ladder.sqlite"
-    port = _free_port()
-    ladder_cmd = [sys.executable, "-m", "harness", "ladder", str(config), "--port", str(port)]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    token = subprocess.run([*ladder_cmd, "register", "visitor", "--owner", "ann"], env=env,
-                           cwd=REPO, capture_output=True, text=True,
-                           check=True).stdout.split()[1]
-    visitors = [subprocess.Popen([sys.executable, "-m", "sample_bots.random_bot", "--address",
-                                  f"127.0.0.1:{port}", "--token", token], cwd=REPO, env=env,
-                                 stderr=subprocess.DEVNULL) for _ in range(2)]
-    first = subprocess.Popen(ladder_cmd, cwd=REPO, env=env, stderr=subprocess.DEVNULL)
+    first = Ladder(tmp_path, name="crash-ladder")
     second = None
+    visitors = []
     try:
-        _wait(lambda: _sets(store_path).count(SetStatus.COMPLETE) >= 3
-              and _visitor_sets(store_path) >= 1)
-        first.send_signal(signal.SIGKILL)
-        first.wait(30)
+        token = first.register("visitor")
+        visitors = random_bots(first.address, token)
+        first.wait_for(lambda: _sets(store_path).count(SetStatus.COMPLETE) >= 3
+                       and first.sets_played("visitor") >= 1, "the visitor's first set")
+        first.stop(signal.SIGKILL)
         with ResultsStore(store_path) as results:
             games_before = {g.game_key for g in results.games()}
         statuses_before = _sets(store_path)
 
-        second = subprocess.Popen(ladder_cmd, cwd=REPO, env=env, stderr=subprocess.DEVNULL)
-        played = _visitor_sets(store_path)
-        _wait(lambda: _visitor_sets(store_path) > played)  # the visitor is back
-        second.send_signal(signal.SIGINT)
-        assert second.wait(60) == 0
+        second = Ladder(tmp_path, name="crash-ladder", port=first.port)
+        played = second.sets_played("visitor")
+        second.wait_for(lambda: second.sets_played("visitor") > played,
+                        "the visitor to come back")
+        assert second.stop(signal.SIGINT) == 0, second.stderr
     finally:
-        for proc in (first, second, *visitors):
-            if proc is not None and proc.poll() is None:
-                proc.kill()
-                proc.wait(30)
+        end([first, second, *visitors])
 
     with LadderStore(store_path) as store, ResultsStore(store_path) as results:
         assert Registry(store).authenticate(token) is not None

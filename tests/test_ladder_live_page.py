@@ -7,15 +7,14 @@ standings without a reload."""
 from __future__ import annotations
 
 import json
-import os
+import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser
-from test_ladder_api import CONFIG, REPO, Ladder, _wait
+from serve_support import Ladder, end, random_bots
 from test_live_page import WAIT_S, events, get, get_json
 from test_live_page import browser as browser  # the module's Chromium (a fixture)
 from test_web_pages import Tab
@@ -28,44 +27,18 @@ OPERATOR_TOKEN = "operator-secret-for-the-live-page"
 class LiveLadder(Ladder):
     """A ladder process serving its live page; bots registered and started on it."""
 
-    def __init__(self, tmp_path: Path) -> None:  # not Ladder's: its own process
-        self.config = tmp_path / "ladder.toml"
-        self.config.write_text(CONFIG.format(output=tmp_path / "out"))
-        self.store = tmp_path / "out" / "ladder.sqlite"
-        self.env = {**os.environ, "PYTHONPATH": str(REPO),
-                    "EUCHRE_OPERATOR_TOKEN": OPERATOR_TOKEN}
-        self.err = tmp_path / "ladder.err"
+    def __init__(self, tmp_path: Path) -> None:
         self.bots: list[subprocess.Popen[bytes]] = []
-        with self.err.open("w") as err:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "harness", "ladder", str(self.config), "--port", "0",
-                 "--http-port", "0"], cwd=REPO, env=self.env, stdout=err,
-                stderr=subprocess.STDOUT)
-        _wait(lambda: "ladder on " in self.err.read_text())
-        lines = self.err.read_text().splitlines()
-        self.url = next(line.split("live page on ", 1)[1].strip().rstrip("/")
-                        for line in lines if "live page on " in line)
-        self.address = next(line.split("ladder on ", 1)[1].split(";")[0]
-                            for line in lines if "ladder on " in line)
-
-    def register(self, name: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "harness", "ladder", str(self.config), "register", name,
-             "--owner", "ann"], cwd=REPO, env=self.env, capture_output=True, text=True,
-            timeout=60, check=True)
-        return done.stdout.split()[1]
+        super().__init__(tmp_path, "--http-port", "0", name="api-ladder",
+                         env={"EUCHRE_OPERATOR_TOKEN": OPERATOR_TOKEN})
+        self.url = self.said("live page on ").rstrip("/")
 
     def start_bot(self, token: str) -> None:
-        self.bots += [subprocess.Popen(
-            [sys.executable, "-m", "sample_bots.random_bot", "--address", self.address,
-             "--token", token], cwd=REPO, env=self.env, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL) for _ in range(2)]
+        self.bots += random_bots(self.address, token)
 
-    def stop(self) -> None:
-        for bot in self.bots:
-            bot.kill()
-            bot.wait(30)
-        super().stop()
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        end(self.bots)
+        return super().stop(sig)
 
 
 @pytest.fixture()
@@ -74,8 +47,8 @@ def ladder(tmp_path: Path) -> Iterator[LiveLadder]:
     try:
         yield running
     finally:
-        running.stop()
-    assert "Traceback" not in running.err.read_text()
+        running.stop(signal.SIGINT)
+    assert "Traceback" not in running.stderr
 
 
 def test_the_json_and_event_stream_follow_the_ladder_and_never_show_a_token(

@@ -30,10 +30,7 @@ WAIT_S = 120.0
 
 
 def live_url(server: Serve) -> str:
-    found = [line.split("live page on ", 1)[1].strip() for line in server.lines
-             if "live page on " in line]
-    assert found, server.stderr
-    return found[0].rstrip("/")
+    return server.said("live page on ").rstrip("/")
 
 
 def get(url: str) -> tuple[int, str, str]:

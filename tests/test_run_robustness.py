@@ -9,8 +9,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from serve_support import wait_for
 
 from harness.progress import Progress
 from harness.store import ResultsStore
@@ -119,12 +120,8 @@ def test_a_second_run_on_the_same_store_is_refused_while_the_first_runs(
                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                              start_new_session=True)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and first.poll() is None:
-            if lock.exists() and lock.read_text().strip() == str(first.pid):
-                break
-            time.sleep(0.1)
-        assert lock.read_text().strip() == str(first.pid), "the first run never took the lock"
+        wait_for(lambda: lock.exists() and lock.read_text().strip() == str(first.pid),
+                 "the first run to take the lock", proc=first)
         second = cli("run", str(path), "--quiet")
         assert second.returncode != 0
         assert "another run is using the results store" in second.stderr

@@ -9,10 +9,8 @@ import ipaddress
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,32 +21,15 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from serve_support import ctl, serve
+from serve_support import Ladder, ctl, end, random_bots, serve
 
 from harness.errors import ConfigError
-from harness.ladder.matchmaking import SetStatus
-from harness.ladder.sets import SetLog
-from harness.ladder.store import LadderStore
 from harness.protocol.tls import server_tls
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE_BOT = ROOT / "sample_bots" / "node" / "random_bot.js"
 OPERATOR = "operator-secret"
 WAIT_S = 120.0
-
-LADDER = """name = "tls-ladder"
-output = "{output}"
-concurrency = 1
-tc = "5+30"
-[rules]
-target = 3
-[[bot]]
-name = "random"
-command = "{{python}} -m sample_bots.random_bot"
-[[bot]]
-name = "heuristic"
-command = "{{python}} -m sample_bots.heuristic_bot"
-"""
 
 CONFIG = """
 name = "tls"
@@ -174,53 +155,22 @@ def test_tls_needs_both_a_certificate_and_a_key_in_pem(tmp_path: Path) -> None:
         server_tls(tmp_path / "missing.pem", key)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _visitor_sets(store_path: Path) -> int:
-    if not store_path.exists():
-        return 0
-    with LadderStore(store_path) as store:
-        return sum(1 for s in SetLog(store).sets()
-                   if "visitor" in s.base and s.status is SetStatus.COMPLETE)
-
-
 def test_a_ladder_over_tls_rates_a_visitor_dialing_with_the_ca(tmp_path: Path) -> None:
     ca, cert, key = make_certificates(tmp_path)
-    config = tmp_path / "ladder.toml"
-    config.write_text(LADDER.format(output=tmp_path / "out"))
-    port = _free_port()
-    ladder = [sys.executable, "-m", "harness", "ladder", str(config), "--port", str(port)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    token = subprocess.run([*ladder, "register", "visitor", "--owner", "ann"], env=env,
-                           cwd=ROOT, capture_output=True, text=True,
-                           check=True).stdout.split()[1]
-    running = subprocess.Popen([*ladder, "--tls-cert", str(cert), "--tls-key", str(key)],
-                               cwd=ROOT, env={**env, "EUCHRE_TLS_CA": str(ca)},
-                               stderr=subprocess.PIPE, text=True)
     # The house bots dial the referee's plaintext loopback port even when the
-    # environment names a CA; the visitors dial the TLS port.
-    visitors = [subprocess.Popen(
-        [sys.executable, "-m", "sample_bots.random_bot", "--address", f"localhost:{port}",
-         "--token", token], cwd=ROOT, env={**env, "EUCHRE_TLS_CA": str(ca)},
-        stderr=subprocess.DEVNULL) for _ in range(2)]
+    # environment names a CA; the visitors dial the TLS port by the certificate's name.
+    ladder = Ladder(tmp_path, "--tls-cert", str(cert), "--tls-key", str(key),
+                    name="tls-ladder", concurrency=1, env={"EUCHRE_TLS_CA": str(ca)})
+    visitors = []
     try:
-        end = time.monotonic() + WAIT_S
-        while _visitor_sets(tmp_path / "out" / "ladder.sqlite") < 1:
-            assert running.poll() is None, running.communicate()[1]
-            assert time.monotonic() < end, "the visitor never completed a set"
-            time.sleep(0.2)
-        running.send_signal(signal.SIGINT)
-        _, stderr = running.communicate(timeout=60)
-        assert running.returncode == 0, stderr
+        token = ladder.register("visitor")
+        visitors = random_bots(f"localhost:{ladder.port}", token,
+                               env={"EUCHRE_TLS_CA": str(ca)})
+        ladder.wait_for(lambda: ladder.sets_played("visitor") >= 1,
+                        "the visitor's first complete set")
+        assert ladder.stop(signal.SIGINT) == 0, ladder.stderr
     finally:
-        everyone: list[subprocess.Popen[Any]] = [running, *visitors]
-        for proc in everyone:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait(30)
+        end([ladder, *visitors])
+    stderr = ladder.stderr
     assert "with TLS" in stderr
     assert token not in stderr

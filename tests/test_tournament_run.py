@@ -13,10 +13,10 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from serve_support import wait_for
 
 from harness.referee.outcome import Termination
 from harness.results.rating import fit_ratings
@@ -107,20 +107,18 @@ def test_a_run_killed_with_sigkill_resumes_and_stores_every_game_exactly_once(
     proc = subprocess.Popen([sys.executable, "-m", "harness", "run", str(config_path),
                              "--quiet"], cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
+    def stored() -> int:
+        if not db.exists():
+            return 0
+        with sqlite3.connect(db) as con:
+            try:
+                return int(con.execute("select count(*) from games").fetchone()[0])
+            except sqlite3.OperationalError:
+                return 0
+
     try:
-        deadline = time.monotonic() + 60
-        stored = 0
-        while time.monotonic() < deadline:
-            if db.exists():
-                with sqlite3.connect(db) as con:
-                    try:
-                        stored = con.execute("select count(*) from games").fetchone()[0]
-                    except sqlite3.OperationalError:
-                        stored = 0
-            if stored >= 4:
-                break
-            time.sleep(0.05)
-        assert 4 <= stored < total, f"could not catch the run in the middle ({stored})"
+        wait_for(lambda: stored() >= 4, "4 stored games", proc=proc)
+        assert stored() < total, f"could not catch the run in the middle ({stored()})"
         os.killpg(proc.pid, signal.SIGKILL)
     finally:
         proc.wait(10)
