@@ -2,7 +2,8 @@
 
 The bot is built once per test session with CMake, into the pytest cache (the stubs are
 generated from proto/ at build time), then plays complete games next to the Python bots in
-every form, over real gRPC, as real processes. It needs cmake, a C++ compiler, protoc,
+every form, over real gRPC, as real processes, and over TLS with a certificate the test
+makes itself. It needs cmake, a C++ compiler, protoc,
 grpc_cpp_plugin and the gRPC C++ library (Debian: ``cmake g++ libgrpc++-dev
 protobuf-compiler-grpc``). Without them these tests skip, except in CI (``CI`` set), where
 they fail, so that CI cannot pass without building and playing the C++ bot.
@@ -18,7 +19,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_tls import make_certificates
 
+from harness.protocol.tls import server_tls
 from harness.referee.arena import Arena
 from harness.referee.outcome import GameResult, Termination
 from harness.referee.pool import Entrant
@@ -129,7 +132,7 @@ async def start_bot(exe: Path, *args: str, env: dict[str, str]) -> asyncio.subpr
 async def check_handshake_and_exit_codes(exe: Path) -> None:
     server = RefereeServer()
     await server.start()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EUCHRE_")}
+    env = bot_env()
     try:
         # A bad token: refused, exit 2, the reason on stderr.
         proc = await start_bot(exe, "--address", server.address, "--token", "nope", env=env)
@@ -155,8 +158,76 @@ def test_cpp_bot_handshake_refusal_and_clean_exit(cpp_bot: Path) -> None:
 
 
 def test_cpp_bot_rejects_a_missing_address(cpp_bot: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EUCHRE_")}
-    done = subprocess.run([str(cpp_bot)], env=env, capture_output=True, text=True,
+    done = subprocess.run([str(cpp_bot)], env=bot_env(), capture_output=True, text=True,
                           timeout=20, check=False)
     assert done.returncode == 2
     assert "no referee address" in done.stderr
+
+
+def bot_env(**extra: str) -> dict[str, str]:
+    """This process's environment without its EUCHRE_ variables, plus ``extra``."""
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("EUCHRE_")}, **extra}
+
+
+async def exit_and_stderr(proc: asyncio.subprocess.Process) -> tuple[int, str]:
+    _, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode is not None
+    return proc.returncode, err.decode()
+
+
+async def play_over_tls(exe: Path, folder: Path) -> tuple[GameResult, list[tuple[int, str]]]:
+    """A two-handed game on a referee serving TLS, the C++ bot dialing it by host name with
+    the CA in EUCHRE_TLS_CA; next to it, two C++ bots that dial without the CA and with
+    another CA. Returns the result and each bot's exit status and stderr."""
+    ca, cert, key = make_certificates(folder)
+    (folder / "other").mkdir()
+    other_ca, _, _ = make_certificates(folder / "other")
+    async with Arena(log_dir=folder, tls=server_tls(cert, key)) as arena:
+        arena.add(Entrant("cpp", tokens=("cpp-tls-token",)), 1)
+        arena.add(Entrant("heuristic", seeded((sys.executable, "-m",
+                                               "sample_bots.heuristic_bot"), 3)), 1)
+        where = ("--address", f"localhost:{arena.server.port}")
+        bots = [await start_bot(exe, *where, "--token", "cpp-tls-token",
+                                env=bot_env(EUCHRE_TLS_CA=str(ca))),
+                # Their token is wrong too: were they let in, they would exit 2, refused.
+                await start_bot(exe, *where, "--token", "nope", env=bot_env()),
+                await start_bot(exe, *where, "--token", "nope", "--tls-ca", str(other_ca),
+                                env=bot_env())]
+        ended = asyncio.gather(*(exit_and_stderr(bot) for bot in bots))  # drains stderr
+        config = RulesConfig(form=Form.TWO_HANDED, deck=DeckKind.D24, target=5)
+        result = await arena.play("cpp-tls", config, seed=8, seats=["cpp", "heuristic"])
+    return result, await ended
+
+
+def test_cpp_bot_plays_over_tls_with_the_ca_and_fails_cleanly_without_it(
+        cpp_bot: Path, tmp_path: Path) -> None:
+    result, ((secure, secure_err), (plain, plain_err), (wrong, wrong_err)) = asyncio.run(
+        play_over_tls(cpp_bot, tmp_path))
+    assert result.termination is Termination.NORMAL, result.detail
+    assert result.faults == ()
+    assert {seat for hand in result.record["hands"] for seat, _ in hand["actions"]} == {0, 1}
+    assert secure == 0, secure_err
+    # Without the CA, or trusting another one, the TLS handshake never succeeds: the bot
+    # retries for about 30 s, then gives up with exit status 1 and says why.
+    assert plain == 1, plain_err
+    assert "cpp-random: connection failed" in plain_err
+    assert "if the referee serves TLS, pass --tls-ca or set EUCHRE_TLS_CA" in plain_err
+    assert wrong == 1, wrong_err
+    assert "cpp-random: connection failed" in wrong_err
+    assert "pass --tls-ca" not in wrong_err
+
+
+def test_cpp_bot_rejects_a_ca_file_it_cannot_read(cpp_bot: Path, tmp_path: Path) -> None:
+    (tmp_path / "not-pem.txt").write_text("not a certificate\n")
+    address = ("--address", "127.0.0.1:1")
+    cases = [((*address, "--tls-ca", str(tmp_path / "missing.pem")), bot_env(),
+              "missing.pem: No such file or directory"),
+             (address, bot_env(EUCHRE_TLS_CA=str(tmp_path)), "Is a directory"),
+             (address, bot_env(EUCHRE_TLS_CA=str(tmp_path / "not-pem.txt")),
+              "not-pem.txt holds no PEM certificate")]
+    for args, env, reason in cases:
+        done = subprocess.run([str(cpp_bot), *args], env=env, capture_output=True, text=True,
+                              timeout=20, check=False)
+        assert done.returncode == 2, done.stderr
+        assert "cannot read the CA file (--tls-ca or EUCHRE_TLS_CA)" in done.stderr
+        assert reason in done.stderr

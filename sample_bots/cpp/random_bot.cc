@@ -18,17 +18,23 @@
 //   EUCHRE_REFEREE_ADDRESS  or --address HOST:PORT   where to dial (required)
 //   EUCHRE_BOT_TOKEN        or --token TOKEN         the seat token for Hello.token
 //   EUCHRE_BOT_NAME         or --name NAME           the name in Hello.bot_name
+//   EUCHRE_TLS_CA           or --tls-ca FILE         dial with TLS, trusting this CA
+//                                                    certificate (PEM); unset: plaintext
 //   EUCHRE_BOT_SEED                                  a seed, for reproducible play
 //
 // Exit status: 0 when the referee ends the stream, 2 when it refuses the handshake (or
-// the command line is wrong), 1 when it cannot be reached for about 30 seconds.
+// the command line is wrong, or the CA file cannot be read), 1 when it cannot be reached
+// for about 30 seconds.
 
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -50,6 +56,8 @@ struct Options {
   std::string address;
   std::string token;
   std::string name = "cpp-random";
+  std::string tls_ca;  // the CA certificate file; empty: plaintext
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
 };
 
 using Stream = grpc::ClientReaderWriter<ev1::ConnectRequest, ev1::ConnectResponse>;
@@ -140,7 +148,7 @@ class Session {
 
 // One connection: handshake, then play until the stream ends.
 SessionResult PlaySession(const Options& options, std::mt19937_64& random) {
-  auto channel = grpc::CreateChannel(options.address, grpc::InsecureChannelCredentials());
+  auto channel = grpc::CreateChannel(options.address, options.credentials);
   auto stub = ev1::RefereeService::NewStub(channel);
   grpc::ClientContext context;
   std::unique_ptr<Stream> stream = stub->Connect(&context);
@@ -197,7 +205,11 @@ int Run(const Options& options, std::mt19937_64& random) {
       waited_ms = 0;
     }
     if (waited_ms >= kGiveUpAfterMs) {
-      std::cerr << options.name << ": connection failed: " << result.detail << "\n";
+      std::cerr << options.name << ": connection failed: " << result.detail;
+      if (options.tls_ca.empty()) {
+        std::cerr << " (if the referee serves TLS, pass --tls-ca or set EUCHRE_TLS_CA)";
+      }
+      std::cerr << "\n";
       return 1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
@@ -216,12 +228,14 @@ bool ParseOptions(int argc, char** argv, Options& options) {
   options.address = FromEnv("EUCHRE_REFEREE_ADDRESS", "");
   options.token = FromEnv("EUCHRE_BOT_TOKEN", "");
   options.name = FromEnv("EUCHRE_BOT_NAME", options.name);
+  options.tls_ca = FromEnv("EUCHRE_TLS_CA", "");
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
-    std::string* target = flag == "--address" ? &options.address
-                          : flag == "--token" ? &options.token
-                          : flag == "--name"  ? &options.name
-                                              : nullptr;
+    std::string* target = flag == "--address"  ? &options.address
+                          : flag == "--token"  ? &options.token
+                          : flag == "--name"   ? &options.name
+                          : flag == "--tls-ca" ? &options.tls_ca
+                                               : nullptr;
     if (target == nullptr) {
       std::cerr << "unknown argument: " << flag << "\n";
       return false;
@@ -235,18 +249,52 @@ bool ParseOptions(int argc, char** argv, Options& options) {
   return true;
 }
 
+// The channel credentials: TLS trusting the CA certificate in options.tls_ca (PEM), or
+// plaintext when there is none. Returns false, having said why, when the file cannot be
+// read or holds no PEM certificate.
+bool LoadCredentials(Options& options) {
+  if (options.tls_ca.empty()) {
+    options.credentials = grpc::InsecureChannelCredentials();
+    return true;
+  }
+  const char* problem = "cannot read the CA file (--tls-ca or EUCHRE_TLS_CA): ";
+  grpc::SslCredentialsOptions ssl;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(options.tls_ca.c_str(), "rb"),
+                                                       &std::fclose);
+  if (file != nullptr) {
+    char chunk[4096];
+    std::size_t got;
+    while ((got = std::fread(chunk, 1, sizeof chunk, file.get())) > 0) {
+      ssl.pem_root_certs.append(chunk, got);
+    }
+  }
+  if (file == nullptr || std::ferror(file.get()) != 0) {  // e.g. missing, or a directory
+    std::cerr << problem << options.tls_ca << ": " << std::strerror(errno) << "\n";
+    return false;
+  }
+  if (ssl.pem_root_certs.find("-----BEGIN ") == std::string::npos ||
+      ssl.pem_root_certs.find("CERTIFICATE") == std::string::npos) {
+    std::cerr << problem << options.tls_ca << " holds no PEM certificate\n";
+    return false;
+  }
+  options.credentials = grpc::SslCredentials(ssl);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options options;
   if (!ParseOptions(argc, argv, options)) {
-    std::cerr << "usage: random_bot [--address HOST:PORT] [--token TOKEN] [--name NAME]\n";
+    std::cerr << "usage: random_bot [--address HOST:PORT] [--token TOKEN] [--name NAME] "
+                 "[--tls-ca FILE]\n";
     return 2;
   }
   if (options.address.empty()) {
     std::cerr << "no referee address: pass --address or set EUCHRE_REFEREE_ADDRESS\n";
     return 2;
   }
+  if (!LoadCredentials(options)) return 2;
   std::string seed = FromEnv("EUCHRE_BOT_SEED", "");
   std::mt19937_64 random(seed.empty() ? std::random_device{}()
                                       : std::strtoull(seed.c_str(), nullptr, 10));
