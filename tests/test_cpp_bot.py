@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_tls import make_certificates
+from tls_support import make_certificates
 
 from harness.protocol.tls import server_tls
 from harness.referee.arena import Arena

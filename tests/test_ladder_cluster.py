@@ -9,9 +9,7 @@ import asyncio
 import contextlib
 import os
 import signal
-import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +18,7 @@ import psutil
 import pytest
 from cluster_support import free_port, start_cluster, stop
 from distributed import Client, LocalCluster
+from serve_support import Started
 
 from harness.cli import build_parser
 from harness.cli._tournament import overrides
@@ -202,35 +201,26 @@ command = "{{python}} -m sample_bots.random_bot"
         with ResultsStore(store) as results:
             return list(results.games("lost"))
 
-    def wait(check: Callable[[], bool], what: str, ladder: subprocess.Popen[str]) -> None:
-        end = time.monotonic() + WAIT_S
-        while not check():
-            assert ladder.poll() is None, f"the ladder stopped while waiting for {what}"
-            assert time.monotonic() < end, f"timed out waiting for {what}"
-            time.sleep(0.2)
-
     procs = start_cluster(port, tmp_path / "cluster.log")
-    ladder = subprocess.Popen([sys.executable, "-m", "harness", "ladder", str(config),
-                               "--port", "0", "--scheduler", address], cwd=ROOT,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ladder = Started([sys.executable, "-m", "harness", "ladder", str(config), "--port", "0",
+                      "--scheduler", address], tmp_path, "ladder")
     try:
-        wait(lambda: sum(on_worker(r) for r in rows()) >= 2, "games on the worker", ladder)
+        ladder.wait_for(lambda: sum(on_worker(r) for r in rows()) >= 2, "games on the worker")
         procs[0].send_signal(signal.SIGKILL)  # the scheduler dies
         before = {r.game_key for r in rows()}
-        wait(lambda: any(not on_worker(r) for r in rows() if r.game_key not in before),
-             "a game on the ladder's referee", ladder)
+        ladder.wait_for(lambda: any(not on_worker(r) for r in rows()
+                                    if r.game_key not in before),
+                        "a game on the ladder's referee")
         procs += start_cluster(port, tmp_path / "cluster.log")  # the scheduler is back
         after = {r.game_key for r in rows()}
-        wait(lambda: any(on_worker(r) for r in rows() if r.game_key not in after),
-             "a game on the worker again", ladder)
-        ladder.send_signal(signal.SIGTERM)
-        _, err = ladder.communicate(timeout=120)
+        ladder.wait_for(lambda: any(on_worker(r) for r in rows() if r.game_key not in after),
+                        "a game on the worker again")
+        status = ladder.stop()
     finally:
-        if ladder.poll() is None:
-            ladder.kill()
-            ladder.communicate()
+        ladder.kill()
         stop(procs)
-    assert ladder.returncode == 0, err
+    err = ladder.stderr
+    assert status == 0, err
     assert f"lost the Dask scheduler at {address}" in err
     assert f"the Dask cluster at {address} is back" in err
     assert "Traceback" not in err, err
