@@ -11,8 +11,10 @@ The file uses WAL journaling, so another process may read it while it is being w
 One connection is shared by all threads of a process and guarded by a lock.
 
 Schema changes are a list of migration steps: ``_MIGRATIONS[i]`` brings a file from
-version ``i`` to ``i + 1``. To add version 2, append one function; the version number
-follows from the list's length.
+version ``i`` to ``i + 1``. To add a version, append one function; the version number
+follows from the list's length. Version 2 indexes a tournament's games in stored order
+and keeps who sat in each game (``game_seats``), so :meth:`ResultsStore.latest_games`
+reads only the games it returns.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -109,9 +111,28 @@ def _migrate_to_v1(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX faults_by_bot_kind ON faults(bot, kind)")
 
 
+def _migrate_to_v2(conn: sqlite3.Connection) -> None:
+    """The games of a tournament in stored order, and who sat in each game (one row per
+    seat, so a game is found by a bot's exact name), filled in for the stored games."""
+    conn.execute("CREATE INDEX games_by_tournament ON games(tournament_id, id)")
+    conn.execute(
+        """CREATE TABLE game_seats (
+            game_id INTEGER NOT NULL REFERENCES games(id) ON DELETE CASCADE,
+            seat INTEGER NOT NULL,
+            bot TEXT NOT NULL,
+            PRIMARY KEY (game_id, seat)
+        ) WITHOUT ROWID"""
+    )
+    conn.execute("CREATE INDEX game_seats_by_bot ON game_seats(bot, game_id)")
+    for game_id, seats_json in conn.execute("SELECT id, seats_json FROM games").fetchall():
+        conn.executemany("INSERT INTO game_seats (game_id, seat, bot) VALUES (?, ?, ?)",
+                         _seat_rows(game_id, json.loads(seats_json)))
+
+
 # _MIGRATIONS[i] upgrades a file at schema version i to version i + 1, inside the caller's
 # transaction. Never edit a released step; append a new one.
-_MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (_migrate_to_v1,)
+_MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (
+    _migrate_to_v1, _migrate_to_v2)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -121,6 +142,11 @@ def _dumps(value: Any, *, sort_keys: bool = False) -> str:
     return json.dumps(
         value, separators=(",", ":"), sort_keys=sort_keys, ensure_ascii=False, allow_nan=False
     )
+
+
+def _seat_rows(game_id: int | None, seats: Iterable[str]) -> list[tuple[Any, ...]]:
+    """The ``game_seats`` rows ``(game_id, seat, bot)`` of one game."""
+    return [(game_id, seat, bot) for seat, bot in enumerate(seats)]
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
@@ -503,6 +529,8 @@ class ResultsStore:
             if cursor.rowcount != 1:
                 return False
             game_id = cursor.lastrowid
+            conn.executemany("INSERT INTO game_seats (game_id, seat, bot) VALUES (?, ?, ?)",
+                             _seat_rows(game_id, game.seats))
             conn.executemany(
                 "INSERT INTO faults (game_id, seat, bot, kind, detail) VALUES (?, ?, ?, ?, ?)",
                 [(game_id, f.seat, f.bot, f.kind.value, f.detail) for f in game.faults],
@@ -532,6 +560,33 @@ class ResultsStore:
             for row in rows:
                 yield _row_to_game(row, faults.get(row[0], ()))
             last_id = rows[-1][0]
+
+    def latest_games(self, tournament_id: str, limit: int, *,
+                     bot: str | None = None) -> list[GameRow]:
+        """The tournament's ``limit`` most recently stored games, newest first; with
+        ``bot``, only the games in which a seat holds exactly that name (``bot`` is not
+        ``bot@2`` or ``bot2``). Reads only the games it returns."""
+        if limit <= 0:
+            return []
+        with self._reading() as conn:
+            if bot is None:
+                rows = conn.execute(
+                    f"SELECT {_GAME_COLUMNS} FROM games WHERE tournament_id = ? "
+                    "ORDER BY id DESC LIMIT ?", (tournament_id, limit)).fetchall()
+            else:
+                # Walks the bot's seats newest first and stops at the limit: its cost does
+                # not grow with the games stored.
+                rows = conn.execute(
+                    f"SELECT {_GAME_COLUMNS} FROM games WHERE id IN ("
+                    "SELECT DISTINCT s.game_id FROM game_seats AS s "
+                    "JOIN games AS g ON g.id = s.game_id "
+                    "WHERE s.bot = ? AND g.tournament_id = ? "
+                    "ORDER BY s.game_id DESC LIMIT ?) ORDER BY id DESC",
+                    (bot, tournament_id, limit)).fetchall()
+            if not rows:
+                return []
+            faults = self._faults_of(conn, [r[0] for r in rows])
+        return [_row_to_game(row, faults.get(row[0], ())) for row in rows]
 
     def game(self, tournament_id: str, game_key: str) -> GameRow | None:
         """One stored game, or ``None``."""
@@ -591,6 +646,22 @@ class ResultsStore:
             (min(game_ids), max(game_ids)),
         ):
             grouped.setdefault(game_id, []).append(tuple(fault))
+        return {k: tuple(v) for k, v in grouped.items()}
+
+    @staticmethod
+    def _faults_of(
+        conn: sqlite3.Connection, game_ids: list[int]
+    ) -> dict[int, tuple[tuple[Any, ...], ...]]:
+        """Fault rows ``(seat, bot, kind, detail)`` of exactly these games (which may lie
+        far apart), read :data:`_PAGE_SIZE` games at a time."""
+        grouped: dict[int, list[tuple[Any, ...]]] = {}
+        for start in range(0, len(game_ids), _PAGE_SIZE):
+            page = game_ids[start:start + _PAGE_SIZE]
+            for game_id, *fault in conn.execute(
+                "SELECT game_id, seat, bot, kind, detail FROM faults "
+                f"WHERE game_id IN ({', '.join('?' * len(page))}) ORDER BY id", page,
+            ):
+                grouped.setdefault(game_id, []).append(tuple(fault))
         return {k: tuple(v) for k, v in grouped.items()}
 
     def export_jsonl(

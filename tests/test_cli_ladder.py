@@ -1,16 +1,22 @@
 """``euchre-harness ladder CONFIG ACTION``: register prints the token once and the store
-keeps only its hash; rotate, retire, restore and standings work on the store."""
+keeps only its hash; rotate, retire, restore and standings work on the store; the
+standings show ratings, sweeps and why a bot is not playing."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
 
 from harness.cli import build_parser
 from harness.errors import ConfigError
+from harness.ladder.quarantine import Quarantine
 from harness.ladder.registry import Registry
 from harness.ladder.store import LadderStore
+from harness.referee.outcome import Termination
+from harness.store import GameRow, ResultsStore
 
 HOUSE = ("random_bot", "heuristic_bot")
 CONFIG = 'name = "test-ladder"\noutput = "{output}"\nconcurrency = 1\n' + "".join(
@@ -62,3 +68,47 @@ def test_a_ladder_config_with_remote_tokens_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         _ladder(tmp_path, "standings")
     assert info.value.option == "bot"
+
+
+def _store_games(path: Path, games: list[tuple[str, str, bool]]) -> None:
+    """Store ``(a, b, a_won)`` games, each the only table of a complete deal set."""
+    with LadderStore(path) as store, ResultsStore(path) as results:
+        results.ensure_tournament("test-ladder", "ladder", {"kind": "ladder"})
+        for i, (a, b, a_won) in enumerate(games):
+            with store.writing() as conn:
+                conn.execute("INSERT INTO ladder_sets (key, seed, base_json, status, "
+                             "started_at) VALUES (?, ?, ?, 'complete', '')",
+                             (f"s{i}", i, json.dumps([a, b, a, b])))
+            record = {"tournament": {"id": "test-ladder", "key": f"s{i}/t0",
+                                     "group": f"s{i}", "table": 0, "sides": [[a], [b]]}}
+            results.record_game(GameRow(
+                "test-ladder", f"s{i}/t0", "four-handed", i, (a, b, a, b),
+                Termination.NORMAL, (10, 4), (1, 2, 1, 2) if a_won else (2, 1, 2, 1), 5,
+                "", "", 1.0, record))
+
+
+def test_standings_from_the_store_show_ratings_sweeps_and_every_note(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("ace", "bob", "cat", "dan", "eve"):
+        _ladder(tmp_path, "register", name, "--owner", "me")
+    store_path = tmp_path / "out" / "ladder.sqlite"
+    _store_games(store_path, [("ace", "bob", i % 4 != 0) for i in range(8)]
+                 + [("ace", "cat", True)] * 3)
+    with LadderStore(store_path) as store:
+        quarantine = Quarantine(store)
+        for _ in range(3):
+            quarantine.record("dan", ["timeout"])
+    _ladder(tmp_path, "retire", "eve")
+    _ladder(tmp_path, "new-version", "bob")
+    capsys.readouterr()
+    assert _ladder(tmp_path, "standings") == 0
+    lines = {line.split()[0]: line.split(None, 2)[2]
+             for line in capsys.readouterr().out.splitlines()[2:]}
+    assert set(lines) == {"ace", "bob", "bob@2", "cat", "dan", "eve"}
+    assert re.fullmatch(r"\+\d+ ± \d+ +11", lines["ace"])
+    assert re.fullmatch(r"-\d+ ± \d+ +0 +rating of bob", lines["bob@2"])
+    assert re.fullmatch(r"-\d+ ± \d+ +8 +retired", lines["bob"])
+    assert re.fullmatch(r"all games lost: below [-+]\d+ +3", lines["cat"])
+    assert re.fullmatch(r"- +0 +benched: 3 faulted games in the last 3: timeout x3",
+                        lines["dan"])
+    assert re.fullmatch(r"- +0 +retired", lines["eve"])

@@ -1,8 +1,9 @@
 """The ladder's operator API over real gRPC, with a real ``euchre-harness ladder``
 process and ``euchre-harness ctl``: a bot registered with ``ctl register`` plays the
-house bots with the token it printed, is rated in ``ctl standings``, its games are
-listed, a watch sees the ladder's events, a wrong operator token is refused, and the
-bot's token appears nowhere but in the registration's own output."""
+house bots with the token it printed, is rated in ``ctl standings``, its games and the
+ladder's are listed newest first, a watch sees the ladder's events, a wrong operator
+token is refused, and the bot's token appears nowhere but in the registration's own
+output."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from serve_support import REPO, Ladder, end, random_bots
+
+from harness.store import ResultsStore
 
 OPERATOR_TOKEN = "operator-secret-for-this-test"
 
@@ -79,6 +82,10 @@ def test_registered_bot_plays_is_rated_and_watched_over_the_operator_api(
         assert games.returncode == 0, games.stderr
         listed = json.loads(games.stdout)["games"]
         assert listed and all("visitor" in g["seats"] for g in listed)
+        ladder.wait_for(
+            lambda: len(json.loads(ladder.ctl("--json", "games").stdout)["games"]) >= 3,
+            "three games listed")
+        latest = json.loads(ladder.ctl("--json", "games", "--limit", "3").stdout)["games"]
 
         refused = ladder.ctl("standings", token="not-the-operator-token")
         assert refused.returncode == 2
@@ -100,6 +107,16 @@ def test_registered_bot_plays_is_rated_and_watched_over_the_operator_api(
         ladder.stop(signal.SIGINT)
 
     assert ladder.proc.returncode == 0
+    # ListGames gave the newest games at the time of the call, newest first: consecutive
+    # in the stored order, of every bot or of the one asked for.
+    with ResultsStore(tmp_path / "out" / "ladder.sqlite") as results:
+        (ladder_id,) = results.tournament_ids()
+        stored = [g.game_key for g in results.games(ladder_id)]
+        of_visitor = [g.game_key for g in results.games(ladder_id) if "visitor" in g.seats]
+    for got, order, limit in ((latest, stored, 3), (listed, of_visitor, 20)):
+        where = [order.index(g["game_key"]) for g in got]
+        assert len(got) == min(limit, where[0] + 1)
+        assert where == list(range(where[0], where[0] - len(got), -1)), where
     watched = watch_out.read_text()
     assert "rating changed:" in watched
     # The bot's token is shown only by its registration: in no log, store file or output.

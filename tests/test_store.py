@@ -232,6 +232,81 @@ def test_games_are_listed_in_insertion_order_across_pages(store: ResultsStore) -
     assert all(len(g.faults) == 0 for g in only_t2)  # n % 3 == 0 for t2 games
 
 
+def _seated(i: int, seats: tuple[str, ...], tournament_id: str = "t1",
+            n_faults: int = 0) -> GameRow:
+    game = make_game(i, tournament_id, n_faults)
+    faults = tuple(replace(f, bot=seats[f.seat]) for f in game.faults)
+    return replace(game, seats=seats, faults=faults)
+
+
+def test_latest_games_are_the_newest_first_up_to_the_limit(store: ResultsStore) -> None:
+    store.ensure_tournament("t2", "second", {})
+    for i in range(9):
+        store.record_game(make_game(i, tournament_id="t2" if i % 3 == 0 else "t1",
+                                    n_faults=i % 2))
+    t1 = ["rr/0008/t1", "rr/0007/t1", "rr/0005/t1", "rr/0004/t1", "rr/0002/t1",
+          "rr/0001/t1"]
+    assert [g.game_key for g in store.latest_games("t1", 3)] == t1[:3]
+    assert [g.game_key for g in store.latest_games("t1", 100)] == t1
+    assert [g.game_key for g in store.latest_games("t2", 2)] == ["rr/0006/t1", "rr/0003/t1"]
+    assert store.latest_games("t1", 0) == []
+    # Each game read back whole, its faults included.
+    assert store.latest_games("t1", 6) == [store.game("t1", key) for key in t1]
+
+
+def test_latest_games_of_a_bot_match_its_exact_name_only(store: ResultsStore) -> None:
+    tables = [("bot", "x", "y", "z"), ("bot@2", "x", "y", "z"), ("bot2", "x", "y", "z"),
+              ("x", "y", "z", "a-bot"), ("x", "bot", "y", "bot"), ("x", "y", "z", "w")]
+    for i, seats in enumerate(tables * 2):
+        store.record_game(_seated(i, seats, n_faults=i % 3))
+    assert [g.game_key for g in store.latest_games("t1", 10, bot="bot")] == [
+        "rr/0010/t1", "rr/0006/t1", "rr/0004/t1", "rr/0000/t1"]
+    assert [g.game_key for g in store.latest_games("t1", 1, bot="bot@2")] == ["rr/0007/t1"]
+    assert [g.seats[0] for g in store.latest_games("t1", 10, bot="bot2")] == ["bot2"] * 2
+    assert store.latest_games("t1", 10, bot="bo") == []
+    assert store.latest_games("t1", 10, bot="bot%") == []
+    far_apart = store.latest_games("t1", 10, bot="a-bot")
+    assert far_apart == [store.game("t1", g.game_key) for g in far_apart]
+    assert len(far_apart) == 2
+
+
+def test_latest_games_of_an_empty_or_unknown_tournament_are_none(
+        store: ResultsStore) -> None:
+    assert store.latest_games("t1", 20) == []
+    assert store.latest_games("t1", 20, bot="alpha") == []
+    store.record_game(make_game(1))
+    assert store.latest_games("unknown", 20) == []
+    assert store.latest_games("t1", 20, bot="nobody") == []
+
+
+def test_a_version_1_store_gets_the_seats_of_its_stored_games(tmp_path: Path) -> None:
+    path = tmp_path / "r.sqlite"
+    with ResultsStore(path) as s:
+        s.ensure_tournament("t1", "first", CONFIG)
+        s.record_game(_seated(1, ("alpha", "beta", "alpha@2", "delta")))
+        s.record_game(_seated(2, ("alpha@2", "beta", "gamma", "delta")))
+    conn = sqlite3.connect(path)
+    with conn:  # back to what version 1 wrote
+        conn.execute("DROP TABLE game_seats")
+        conn.execute("DROP INDEX games_by_tournament")
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    conn.close()
+    with ResultsStore(path) as s:
+        assert [g.game_key for g in s.latest_games("t1", 5, bot="alpha")] == ["rr/0001/t1"]
+        assert [g.game_key for g in s.latest_games("t1", 5, bot="alpha@2")] == [
+            "rr/0002/t1", "rr/0001/t1"]
+    plan = sqlite3.connect(path).execute(
+        "EXPLAIN QUERY PLAN SELECT id FROM games WHERE tournament_id = 't1' "
+        "ORDER BY id DESC LIMIT 5").fetchall()
+    assert "games_by_tournament" in str(plan) and "TEMP B-TREE" not in str(plan)
+
+
+def test_deleting_a_tournament_deletes_its_seats(store: ResultsStore) -> None:
+    store.record_game(make_game(1))
+    store.delete_tournament("t1")
+    assert row_count(store.path, "game_seats") == 0
+
+
 def test_find_game_by_row_id_qualified_key_and_unique_bare_key(store: ResultsStore) -> None:
     store.ensure_tournament("t2", "second", {})
     store.record_game(make_game(1))

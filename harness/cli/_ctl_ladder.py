@@ -24,9 +24,9 @@ from typing import Any
 
 from tabulate import tabulate
 
+from harness.cli._ladder_standings import elo_text, standings_table
 from harness.cli.common import default_owner
 from harness.protocol import ladder as lp
-from harness.results.rating import rating_text
 
 __all__ = ["COMMANDS", "add_commands"]
 
@@ -118,19 +118,6 @@ async def _lift(stub: Any, args: argparse.Namespace, md: Metadata) -> int:
     return 0
 
 
-def _elo(row: dict[str, Any]) -> str:
-    return rating_text(row["elo"] if row["rated"] else None, row["ci95"], sweep=row["sweep"],
-                       bound=row["bound"])
-
-
-def _note(row: dict[str, Any]) -> str:
-    if row["retired"]:
-        return "retired"
-    if row["benched"]:
-        return f"benched: {row['benched']}"
-    return f"rating of {row['inherited_from']}" if row["inherited_from"] else ""
-
-
 async def _standings(stub: Any, args: argparse.Namespace, md: Metadata) -> int:
     answer = await stub.GetStandings(lp.GetStandingsRequest(latest_only=args.latest),
                                      metadata=md, timeout=args.timeout)
@@ -140,8 +127,7 @@ async def _standings(stub: Any, args: argparse.Namespace, md: Metadata) -> int:
     elif not rows:
         print("no bots")
     else:
-        print(tabulate([(r["name"], r["owner"], _elo(r), f"{r['games']:g}", _note(r))
-                        for r in rows], headers=("bot", "owner", "elo", "games", "")))
+        print(standings_table(rows))
     return 0
 
 
@@ -170,7 +156,7 @@ def _event_line(event: dict[str, Any]) -> str:
         return "game finished: " + "  ".join(_game_line(event["game"])[:4])
     if kind == "rating_changed":
         return "rating changed: " + ", ".join(
-            f"{r['name']} {_elo(r)} ({r['games']:g} games)" for r in event["standings"])
+            f"{r['name']} {elo_text(r)} ({r['games']:g} games)" for r in event["standings"])
     if kind == "bot_connected":
         return f"bot connected: {event['name']}"
     if kind == "bot_benched":

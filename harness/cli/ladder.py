@@ -36,8 +36,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tabulate import tabulate
-
+from harness.cli._ladder_standings import standings_table
 from harness.cli._tournament import add_option_flags, overrides
 from harness.cli.common import add_http_flags, add_tls_flags, check_listen, default_owner
 from harness.errors import ConfigError
@@ -46,10 +45,11 @@ from harness.ladder.quarantine import Quarantine, QuarantinePolicy
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry, Token
 from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.service import ladder_standings
 from harness.ladder.sets import SetLog
 from harness.ladder.store import LadderStore
+from harness.protocol.ladder import standing_to_dict
 from harness.protocol.tls import server_tls
-from harness.results.rating import Sweep, rating_text
 from harness.store import ResultsStore
 from harness.tournament.config import TournamentConfig, load_config
 from harness.tournament.options import LADDER_FIELDS
@@ -146,18 +146,8 @@ def _standings(store: LadderStore, settings: LadderSettings, latest: bool) -> No
     ratings = LadderRatings()
     ratings.add_games(rows)
     ratings.refresh(force=True)
-    quarantine = Quarantine(store)
-    table = []
-    for row in ratings.standings(Registry(store).entrants(include_retired=True),
-                                 latest_only=latest):
-        bench = quarantine.benched(row["name"])
-        sweep = row.get("sweep")
-        elo = rating_text(row["elo"], row.get("ci95"), sweep=sweep,
-                          bound=row.get("upper" if sweep == Sweep.ALL_LOST.value else "lower"))
-        note = ("retired" if row["retired"] else f"benched: {bench.reason}" if bench
-                else f"rating of {row['inherited_from']}" if row["inherited_from"] else "")
-        table.append((row["name"], row["owner"], elo, f"{row['games']:g}", note))
-    print(tabulate(table, headers=("bot", "owner", "elo", "games", "")))
+    standings = ladder_standings(ratings, Registry(store), Quarantine(store), latest_only=latest)
+    print(standings_table(standing_to_dict(s) for s in standings))
 
 
 def _act(args: argparse.Namespace, settings: LadderSettings) -> int:

@@ -51,7 +51,7 @@ def ladder_view(runtime: LadderRuntime) -> dict[str, Any]:
     return {"id": runtime.settings.ladder_id,
             "standings": [standing_to_dict(s) for s in standings(runtime)],
             "recent": [game_view(r, "/replay?game=")
-                       for r in reversed(recent_games(runtime, RECENT_GAMES))]}
+                       for r in recent_games(runtime, RECENT_GAMES)]}
 
 
 class LadderLiveServer(LiveSite):

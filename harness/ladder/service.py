@@ -9,14 +9,15 @@ the answer of RegisterBot, NewVersion or RotateToken, and is never logged.
 from __future__ import annotations
 
 import asyncio
-import collections
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 
 from harness.errors import ConfigError
-from harness.ladder.registry import Entrant
+from harness.ladder.quarantine import Quarantine
+from harness.ladder.ratings import LadderRatings
+from harness.ladder.registry import Entrant, Registry
 from harness.protocol import ladder as lp
 from harness.store import GameRow
 
@@ -24,7 +25,8 @@ if TYPE_CHECKING:
     from harness.ladder.runtime import LadderRuntime
     from harness.referee.server import RefereeServer
 
-__all__ = ["DEFAULT_GAMES", "LadderServicer", "game_message", "recent_games", "standings"]
+__all__ = ["DEFAULT_GAMES", "LadderServicer", "game_message", "ladder_standings",
+           "recent_games", "standings"]
 
 Context = grpc.aio.ServicerContext[Any, Any]
 T = TypeVar("T")
@@ -46,25 +48,28 @@ def game_message(row: GameRow) -> lp.LadderGame:
                    hands=row.hands)
 
 
-def standings(runtime: LadderRuntime, *, latest_only: bool = False) -> list[lp.LadderStanding]:
-    """The standings with the current ratings, benched bots with their reason."""
-    rows = runtime.ratings.standings(runtime.registry.entrants(include_retired=True),
-                                     latest_only=latest_only)
+def ladder_standings(ratings: LadderRatings, registry: Registry, quarantine: Quarantine, *,
+                     latest_only: bool = False) -> list[lp.LadderStanding]:
+    """The standings with ``ratings`` as they stand, benched bots with their reason: what
+    the running ladder answers and what ``ladder CONFIG standings`` reads from its store."""
+    rows = ratings.standings(registry.entrants(include_retired=True), latest_only=latest_only)
     out = []
     for row in rows:
-        bench = runtime.quarantine.benched(row["name"])
+        bench = quarantine.benched(row["name"])
         out.append(lp.standing(row, bench.reason if bench is not None else ""))
     return out
 
 
+def standings(runtime: LadderRuntime, *, latest_only: bool = False) -> list[lp.LadderStanding]:
+    """The running ladder's standings with its current ratings."""
+    return ladder_standings(runtime.ratings, runtime.registry, runtime.quarantine,
+                            latest_only=latest_only)
+
+
 def recent_games(runtime: LadderRuntime, limit: int, bot: str = "") -> list[GameRow]:
-    """The newest ``limit`` stored games (of ``bot``), oldest first. It reads the store
-    page by page: call it in a thread, so games go on meanwhile."""
-    recent: collections.deque[GameRow] = collections.deque(maxlen=limit)
-    for row in runtime.results.games(runtime.settings.ladder_id):
-        if not bot or bot in row.seats:
-            recent.append(row)
-    return list(recent)
+    """The newest ``limit`` stored games (of ``bot``, by its exact name), newest first.
+    It reads only those games, but it reads the store: call it in a thread."""
+    return runtime.results.latest_games(runtime.settings.ladder_id, limit, bot=bot or None)
 
 
 class LadderServicer(lp.LadderServiceServicer):
@@ -144,7 +149,7 @@ class LadderServicer(lp.LadderServiceServicer):
             await self.server.require_operator(context)
         recent = await asyncio.to_thread(recent_games, self.runtime,
                                          request.limit or DEFAULT_GAMES, request.bot)
-        return lp.ListGamesResponse(games=[game_message(r) for r in reversed(recent)])
+        return lp.ListGamesResponse(games=[game_message(r) for r in recent])
 
     async def WatchLadder(self, request: lp.WatchLadderRequest,
                           context: Context) -> AsyncIterator[lp.WatchLadderResponse]:
