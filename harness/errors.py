@@ -12,7 +12,8 @@
     │   ├── BotTimeoutError               no answer within the clock
     │   └── BotTerminatedError            crashed, exited or disconnected
     ├── StoreError                        the results store cannot be used
-    └── ClusterError                      the Dask cluster cannot be used, or was lost
+    └── ClusterError                      the Dask cluster cannot be used, or a game failed on it
+        └── ClusterLost                   the connection to the scheduler was lost
 
 Faults of bots never escape a match as exceptions: the referee turns them into recorded
 results (see :mod:`harness.referee.outcome`).
@@ -92,4 +93,8 @@ class StoreError(HarnessError):
 
 
 class ClusterError(HarnessError):
-    """The Dask cluster cannot be reached, or was lost during a run."""
+    """The Dask cluster cannot be reached, or a game could not be played on it."""
+
+
+class ClusterLost(ClusterError):
+    """The Dask scheduler was lost during a run."""

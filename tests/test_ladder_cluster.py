@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import logging
 import os
 import signal
 import sys
@@ -25,6 +27,7 @@ from harness.cli._tournament import overrides
 from harness.cli.ladder import settings_from
 from harness.errors import ConfigError
 from harness.ladder.matchmaking import SetStatus
+from harness.ladder.quarantine import QuarantinePolicy
 from harness.ladder.registry import Registry
 from harness.ladder.runtime import LadderRuntime, LadderSettings
 from harness.ladder.sets import SetLog, StoredSet
@@ -271,3 +274,36 @@ command = "y"
         settings_from(load_config(config, {"ladder.cluster_retry_seconds": "0"}),
                       host="h", port=0)
     assert err.value.option == "ladder.cluster_retry_seconds"
+
+
+def test_a_house_bot_that_cannot_start_on_a_worker_is_benched_naming_the_worker(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    broken = Entrant("broken", BotCommand((sys.executable, "-c", "raise SystemExit(3)"),
+                                          cwd=str(ROOT)))
+    ladder = dataclasses.replace(
+        settings(tmp_path, workers=1), house=((house_bot("r1", 1), 2), (broken, 2)),
+        quarantine=QuarantinePolicy(faults=2, window=2))
+
+    async def scenario() -> tuple[list[StoredSet], list[GameRow], str]:
+        stop_ = asyncio.Event()
+        runtime = LadderRuntime(ladder, stop=stop_)
+        running = asyncio.ensure_future(runtime.run())
+        await until(lambda: runtime.quarantine.benched("broken") is not None
+                    or running.done(), "the broken bot's bench")
+        bench = runtime.quarantine.benched("broken")
+        stop_.set()
+        await asyncio.wait_for(running, 60.0)
+        try:
+            return runtime.sets.sets(), games(runtime), bench.reason if bench else ""
+        finally:
+            runtime.close()
+
+    with caplog.at_level(logging.WARNING, logger="euchre.ladder"):
+        sets, rows, reason = asyncio.run(scenario())
+    assert "startup_failure" in reason
+    assert rows and all(on_worker(row) for row in rows)
+    assert all(row.termination.value == "forfeit" for row in rows)
+    assert {s.reason for s in sets if s.status is SetStatus.CUT_SHORT} <= {
+        "broken: startup_failure", "broken benched", "interrupted: the ladder stopped"}
+    assert any("house bot broken could not start on worker tcp://" in r.getMessage()
+               for r in caplog.records)

@@ -12,7 +12,8 @@ Faults of the cluster:
   game is played again from the start; the caller sees one result);
 * a task that kills workers again and again (Dask gives up after
   ``distributed.scheduler.allowed-failures``): :class:`ClusterError`;
-* the scheduler lost: :class:`ClusterError`; the caller stops, and the run resumes later.
+* the scheduler lost: :class:`ClusterLost` (a :class:`ClusterError`); the caller stops,
+  and the run resumes later.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from harness.cluster.worker import (
     play_game,
     result_from_data,
 )
-from harness.errors import ClusterError
+from harness.errors import ClusterError, ClusterLost
 from harness.referee.outcome import GameResult
 
 __all__ = ["ClusterPlayer", "Placed"]
@@ -118,8 +119,9 @@ class ClusterPlayer:
 
     async def play(self, order: GameOrder) -> Placed | None:
         """Play one game on some worker; ``None`` if :meth:`cancel` dropped it. Raises
-        :class:`ClusterError` if the scheduler is lost, the game keeps killing workers or
-        the task failed on the worker (a bot's faults never fail it: they are results)."""
+        :class:`ClusterLost` if the scheduler is lost, and :class:`ClusterError` if the
+        game keeps killing workers or the task failed on the worker (a bot's faults never
+        fail it: they are results)."""
         distributed = _distributed()
         if self._cancelled:
             return None
@@ -152,9 +154,9 @@ class ClusterPlayer:
         log = (str(data["log"][0]), str(data["log"][1])) if "log" in data else None
         return result_from_data(data), str(data["worker"]), log
 
-    def _lost(self, e: BaseException) -> ClusterError:
+    def _lost(self, e: BaseException) -> ClusterLost:
         why = getattr(e, "reason", "") or f"{type(e).__name__}: {e}".splitlines()[0]
-        return ClusterError(f"lost the Dask scheduler at {self.where} ({why})")
+        return ClusterLost(f"lost the Dask scheduler at {self.where} ({why})")
 
     def cancel(self) -> None:
         """Drop every game not finished yet (an SPRT that decided, a run that stops)."""

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from harness.cluster.client import ClusterPlayer
 from harness.cluster.worker import ArenaSpec, GameOrder
-from harness.errors import ClusterError
+from harness.errors import ClusterError, ClusterLost
 from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, TimeControl
 from harness.referee.pool import Entrant
 from harness.rules.config import RulesConfig
@@ -81,14 +81,15 @@ class HouseCluster:
     async def play(self, game: ScheduledGame, time_control: TimeControl,
                    policy: FaultPolicy) -> GameResult | None:
         """Play ``game`` on some worker; ``None`` if the cluster was closed or lost (the
-        caller cuts its set short)."""
+        caller cuts its set short). A game that failed on the cluster (it killed worker
+        after worker) raises :class:`ClusterError`."""
         player = self._player
         if player is None:
             return None
         order = GameOrder(game.key, game.seed, tuple(game.seats), time_control, policy)
         try:
             placed = await player.play(order)
-        except ClusterError as e:
+        except ClusterLost as e:
             self._lose(player, e)
             return None
         if placed is None:
@@ -100,7 +101,7 @@ class HouseCluster:
                         failed[0], worker, head[0] if head and head[0] else "none")
         return result
 
-    def _lose(self, player: ClusterPlayer, e: ClusterError) -> None:
+    def _lose(self, player: ClusterPlayer, e: ClusterLost) -> None:
         if self._player is not player:
             return  # already lost (several sets were in play)
         self._player = None

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from harness.errors import ConfigError
+from harness.errors import ClusterError, ConfigError
 from harness.ladder.cluster import HouseCluster
 from harness.ladder.events import LadderEvents
 from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, Policy, SetProgress
@@ -294,7 +294,12 @@ class LadderRuntime:
             if gone:  # the pool would wait for its seats: never hold the others up
                 progress.cut_short(f"{', '.join(gone)}: not connected")
                 break
-            result = await self._play(arena, game, on_cluster)
+            try:
+                result = await self._play(arena, game, on_cluster)
+            except ClusterError as e:  # the game killed worker after worker
+                log.error("deal set %s: %s", deal_set.key, e)
+                progress.cut_short(str(e))
+                break
             if result is None:
                 progress.cut_short(
                     "interrupted: the ladder stopped" if self.stop.is_set() or not on_cluster
