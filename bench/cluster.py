@@ -2,6 +2,7 @@
 
     python bench/cluster.py [--delay-ms 10] [--games-per-worker 6] [--workers 1,2,4,8]
                             [--overhead-games 24] [--runs 3] [--store-rows 2000]
+                            [--ladder-seconds 30] [--only scaling|overhead|store|ladder]
 
 1. Bot-bound scaling: bots that sleep ``--delay-ms`` per decision (``bench/sleepy_bot.py``:
    time, no CPU), four-handed with ``target = 5``, on a LocalCluster of 1, 2, 4 and 8
@@ -17,6 +18,10 @@
    game, is what going through Dask costs.
 3. The store writer: ``--store-rows`` rows of a real game written one by one (as the
    runner does) into a fresh store: the games per second the single writer can take.
+4. The ladder: the same sleeping bots as a ladder's two house bots, whose deal sets the
+   matchmaker hands to a LocalCluster of each ``--workers`` count, for
+   ``--ladder-seconds`` each; decisions per second from the moment every worker has
+   finished a game to the last game stored, relative to 1 worker.
 """
 
 from __future__ import annotations
@@ -35,7 +40,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from distributed import LocalCluster
 
-from harness.store import ResultsStore
+from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.referee.outcome import TimeControl
+from harness.referee.pool import Entrant
+from harness.referee.process import BotCommand
+from harness.rules.config import RulesConfig
+from harness.store import GameRow, ResultsStore
 from harness.tournament.config import load_config
 from harness.tournament.runner import TournamentRunner, store_path
 
@@ -144,6 +154,52 @@ def store_rate(args: argparse.Namespace, tmp: Path) -> None:
           f"hands, {len(str(row.record))} bytes of record)")
 
 
+def ladder_rate(out: Path, delay_ms: float, seconds: float, warm: int,
+                scheduler: str) -> tuple[float, float, int]:
+    """A ladder of two sleeping house bots on ``scheduler`` for ``seconds``: (decisions/s,
+    games/s, games stored) after the ``warm``-th game to finish."""
+    command = (sys.executable, str(BENCH / "sleepy_bot.py"))
+    env = {"SLEEPY_BOT_MS": str(delay_ms)}
+    house = tuple((Entrant(name, BotCommand(command, env=env)), 2) for name in ("a", "b"))
+    settings = LadderSettings(store=out / "ladder.sqlite", log_dir=out / "logs",
+                              rules=RulesConfig(target=5),
+                              time_control=TimeControl.parse("5+60"), concurrency=1,
+                              house=house, scheduler=scheduler, poll_seconds=0.1)
+
+    async def play() -> list[GameRow]:
+        stop = asyncio.Event()
+        runtime = LadderRuntime(settings, stop=stop)
+        asyncio.get_running_loop().call_later(seconds, stop.set)
+        try:
+            await runtime.run()
+            return list(runtime.results.games(settings.ladder_id))
+        finally:
+            runtime.close()
+
+    out.mkdir(parents=True, exist_ok=True)
+    rows = sorted((float(g.record["started_at"]) + g.duration_s,
+                   len(g.record["decision_ms"])) for g in asyncio.run(play()))
+    if len(rows) <= warm + 1:
+        raise SystemExit("too few ladder games to measure: raise --ladder-seconds")
+    elapsed = rows[-1][0] - rows[warm - 1][0]
+    decisions = sum(d for _, d in rows[warm:])
+    return decisions / elapsed, (len(rows) - warm) / elapsed, len(rows)
+
+
+def ladder(args: argparse.Namespace, tmp: Path) -> None:
+    print(f"4. the ladder: two house bots that sleep {args.delay_ms:g} ms per decision, "
+          f"{args.ladder_seconds:g} s on each cluster")
+    base = None
+    for n in args.workers:
+        with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                          dashboard_address=None) as lc:
+            rate, games, played = ladder_rate(tmp / f"ladder{n}", args.delay_ms,
+                                              args.ladder_seconds, n, lc.scheduler_address)
+        base = base or rate
+        print(f"   {n} workers: {played:3d} games, {rate:6.0f} decisions/s "
+              f"({games:5.2f} games/s), x{rate / base:.2f} of 1 worker", flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--delay-ms", type=float, default=10)
@@ -152,11 +208,13 @@ def main() -> None:
     p.add_argument("--overhead-games", type=int, default=24)
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--store-rows", type=int, default=2000)
-    p.add_argument("--only", choices=("scaling", "overhead", "store"))
+    p.add_argument("--ladder-seconds", type=float, default=30)
+    p.add_argument("--only", choices=("scaling", "overhead", "store", "ladder"))
     args = p.parse_args()
     args.workers = [int(n) for n in args.workers.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
-        for name, part in (("scaling", scaling), ("overhead", overhead), ("store", store_rate)):
+        for name, part in (("scaling", scaling), ("overhead", overhead), ("store", store_rate),
+                           ("ladder", ladder)):
             if args.only in (None, name):
                 part(args, Path(tmp))
 

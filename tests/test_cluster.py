@@ -24,10 +24,12 @@ from serve_support import wait_for
 from harness.cli import build_parser
 from harness.cli._tournament import overrides
 from harness.cluster import client as cluster_client
+from harness.cluster.client import ClusterPlayer
 from harness.errors import ClusterError, ConfigError
 from harness.sprt import SprtDecision
 from harness.store import ResultsStore
 from harness.tournament.config import TournamentConfig, load_config
+from harness.tournament.players import arena_spec
 from harness.tournament.runner import RunState, StartupFailuresError, TournamentRunner, store_path
 from harness.tournament.schedule import SprtMatch
 
@@ -244,3 +246,18 @@ def test_a_lost_scheduler_stops_the_run_cleanly_and_it_resumes_later(tmp_path: P
     assert again.returncode == 0, again.stderr
     games = stored(tmp_path / "out")
     assert len(games) == 20 and set(first) <= set(games)
+
+
+def test_the_cluster_counts_every_workers_threads_after_its_information_is_refreshed(
+        tmp_path: Path) -> None:
+    # an asynchronous Dask client refreshes its cached scheduler information every few
+    # seconds, without the per-worker table; the ladder asks for the slots all along
+    cfg = load_config(config_file(tmp_path), {"cluster.workers": "2"})
+
+    async def slots() -> tuple[int, int]:
+        async with ClusterPlayer(arena_spec(cfg, tmp_path / "logs"), workers=2) as player:
+            first = player.slots()
+            await player.client._update_scheduler_info()  # what the client does by itself
+            return first, player.slots()
+
+    assert asyncio.run(slots()) == (2, 2)

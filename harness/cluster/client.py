@@ -112,10 +112,14 @@ class ClusterPlayer:
         await self.close()
 
     def slots(self) -> int:
-        """Games the workers can play at once (their threads)."""
+        """Games the workers can play at once now (their threads). An asynchronous
+        client's cached scheduler information keeps the cluster's totals current, but
+        drops the per-worker table after its first periodic refresh, so the total
+        comes first."""
         info = self.client.scheduler_info()
-        threads = sum(int(w.get("nthreads", 1)) for w in info.get("workers", {}).values())
-        return max(1, threads)
+        threads = info.get("total_threads") or sum(
+            int(w.get("nthreads", 1)) for w in info.get("workers", {}).values())
+        return max(1, int(threads))
 
     async def play(self, order: GameOrder) -> Placed | None:
         """Play one game on some worker; ``None`` if :meth:`cancel` dropped it. Raises
