@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import HandshakeRefused
+from harness.cli.ladder import settings_from
+from harness.errors import ConfigError, HandshakeRefused
 from harness.ladder.matchmaking import Candidate, Matchmaker, SetStatus
 from harness.ladder.quarantine import QuarantinePolicy
 from harness.ladder.registry import Registry
@@ -27,6 +28,7 @@ from harness.referee.session import Registry as SessionRegistry
 from harness.referee.session import Slot
 from harness.rules.config import RulesConfig
 from harness.sdk import play_session
+from harness.tournament.config import load_config
 from sample_bots.random_bot import RandomBot
 
 REPO = Path(__file__).resolve().parent.parent
@@ -227,3 +229,44 @@ def test_a_disconnect_cuts_the_set_short_and_the_bot_is_matched_again_on_return(
     cut_short = [s for s in sets if s.status is SetStatus.CUT_SHORT]
     assert "visitor" in cut_short[0].base and cut_short[0].reason == "visitor: disconnect"
     assert all("stopped" in (s.reason or "") for s in cut_short[1:])  # stopping the ladder
+
+
+def test_a_ladder_without_house_bots_pairs_the_registered_bots_that_dial_in(
+        tmp_path: Path) -> None:
+    path = tmp_path / "ladder.toml"
+    path.write_text(f'name = "open"\noutput = "{tmp_path / "out"}"\nconcurrency = 1\n'
+                    f'tc = "5+30"\n[rules]\ntarget = 3\n')
+    with pytest.raises(ConfigError, match="at least 2 bots"):
+        load_config(path)  # as a tournament: too few bots
+    with pytest.raises(ConfigError, match="needs 2 house bots") as err:
+        settings_from(load_config(path, {"cluster.workers": "2"}, for_ladder=True),
+                      host="127.0.0.1", port=0)
+    assert err.value.option == "cluster.workers"
+    settings = dataclasses.replace(
+        settings_from(load_config(path, for_ladder=True), host="127.0.0.1", port=0),
+        poll_seconds=0.2)
+    assert settings.house == ()
+    with LadderStore(settings.store) as store:
+        registry = Registry(store)
+        tokens = [registry.register(name, "ann", concurrency=2)[1] for name in ("p", "q")]
+
+    async def scenario() -> list[StoredSet]:
+        stop = asyncio.Event()
+        address: list[str] = []
+        runtime = LadderRuntime(settings, stop=stop, on_listen=address.append)
+        ladder = asyncio.ensure_future(runtime.run())
+        await _until(lambda: address)
+        bots = [asyncio.ensure_future(play_session(RandomBot(i), address[0], token.reveal()))
+                for i, token in enumerate(t for t in tokens for _ in range(2))]
+        await _until(lambda: any(s.status is SetStatus.COMPLETE for s in runtime.sets.sets()))
+        stop.set()
+        await asyncio.wait_for(ladder, 60.0)
+        for bot in bots:
+            bot.cancel()
+        await asyncio.gather(*bots, return_exceptions=True)
+        sets = runtime.sets.sets()
+        runtime.close()
+        return sets
+
+    complete = [s for s in asyncio.run(scenario()) if s.status is SetStatus.COMPLETE]
+    assert complete and all(set(s.base) == {"p", "q"} for s in complete)

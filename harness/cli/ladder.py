@@ -40,7 +40,7 @@ from harness.cli._ladder_standings import standings_table
 from harness.cli._tournament import add_option_flags, overrides
 from harness.cli.common import add_http_flags, add_tls_flags, check_listen, default_owner
 from harness.errors import ConfigError
-from harness.ladder.matchmaking import Policy
+from harness.ladder.matchmaking import Matchmaker, Policy
 from harness.ladder.quarantine import Quarantine, QuarantinePolicy
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry, Token
@@ -128,6 +128,12 @@ def settings_from(config: TournamentConfig, *, host: str, port: int) -> LadderSe
         duplicate=config.duplicate, seed=config.seed, concurrency=config.concurrency,
         ladder_id=config.id, host=host, port=port, scheduler=config.scheduler,
         workers=config.workers)
+    needed = Matchmaker(config.rules.form, partnerships=config.partnerships).bots_per_set
+    if config.on_cluster and len(config.bots) < needed:
+        raise ConfigError("cluster.scheduler" if config.scheduler else "cluster.workers",
+                          f"a ladder plays only sets of house bots alone on a cluster, and "
+                          f"one needs {needed} house bots ([[bot]] entries); this file has "
+                          f"{len(config.bots)}")
     # Enough seats for a house bot to sit in every set that may run at once (its
     # processes start only when a game needs them).
     seats = settings.seats_per_bot * config.concurrency
@@ -205,8 +211,8 @@ def _run(settings: LadderSettings, http: tuple[str, int] | None) -> int:
 
 
 def handle(args: argparse.Namespace) -> int:
-    settings = settings_from(load_config(args.config, overrides(args)), host=args.host,
-                             port=args.port)
+    settings = settings_from(load_config(args.config, overrides(args), for_ladder=True),
+                             host=args.host, port=args.port)
     if args.action is None:
         token = args.operator_token or os.environ.get("EUCHRE_OPERATOR_TOKEN") or None
         if token is None and args.host not in ("127.0.0.1", "localhost", "::1"):

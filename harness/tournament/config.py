@@ -170,6 +170,9 @@ class TournamentConfig:
     ladder: Mapping[str, Any] = dataclasses.field(
         default_factory=lambda: {o.leaf: o.default_value() for o in _section("ladder")})
     source: Path | None = dataclasses.field(default=None, compare=False)
+    for_ladder: bool = dataclasses.field(default=False, compare=False)
+    """A ladder's file: its ``[[bot]]`` entries are house bots, and it may have none
+    (registered bots dial in); the schedule's settings are not used."""
 
     def __post_init__(self) -> None:
         if not self.id:
@@ -181,7 +184,7 @@ class TournamentConfig:
         object.__setattr__(self, "bots", tuple(self.bots))
         object.__setattr__(self, "candidates", tuple(self.candidates))
         names = [b.name for b in self.bots]
-        if len(names) < 2:
+        if len(names) < 2 and not self.for_ladder:
             raise ConfigError("bot", f"a tournament needs at least 2 bots; got {len(names)}")
         for i, name in enumerate(names):
             if name in names[:i]:
@@ -198,7 +201,8 @@ class TournamentConfig:
         if self.format == "sprt":
             self._check_sprt()
         self._check_cluster()
-        self.make_format()  # the remaining checks: enough bots for the form, and so on
+        if not self.for_ladder:
+            self.make_format()  # the remaining checks: enough bots for the form, and so on
 
     def _check_bot_references(self, names: list[str]) -> None:
         references = [("gauntlet.candidates", c) for c in self.candidates]
@@ -417,8 +421,9 @@ class RawConfig:
     source: Path | None = None
 
 
-def build_config(raw: RawConfig) -> TournamentConfig:
-    """Check every key of ``raw`` and build the tournament (ConfigError names the key)."""
+def build_config(raw: RawConfig, *, for_ladder: bool = False) -> TournamentConfig:
+    """Check every key of ``raw`` and build the tournament, or with ``for_ladder`` a
+    ladder's configuration (ConfigError names the key)."""
     data = raw.data
     top = _section("")
     check_keys(data, [o.key for o in top] + ["cluster", "gauntlet", "ladder", "sprt"], "")
@@ -443,6 +448,7 @@ def build_config(raw: RawConfig) -> TournamentConfig:
         candidates=candidates,
         sprt=_parse_sprt(data["sprt"]) if "sprt" in data else None,
         source=raw.source,
+        for_ladder=for_ladder,
     )
 
 
@@ -495,13 +501,15 @@ def read_config(path: str | os.PathLike[str] | None) -> RawConfig:
 
 
 def load_config(path: str | os.PathLike[str] | None,
-                overrides: Mapping[str, str] | None = None) -> TournamentConfig:
+                overrides: Mapping[str, str] | None = None, *,
+                for_ladder: bool = False) -> TournamentConfig:
     """Read a TOML configuration (``None``: the built-in sample-bots tournament) and apply
-    dotted-key ``overrides``. Raises ConfigError naming the offending key."""
+    dotted-key ``overrides``; ``for_ladder``: a ladder's file (see
+    :attr:`TournamentConfig.for_ladder`). Raises ConfigError naming the offending key."""
     raw = read_config(path)
     if overrides:
         apply_overrides(raw.data, overrides)
-    return build_config(raw)
+    return build_config(raw, for_ladder=for_ladder)
 
 
 def default_config() -> TournamentConfig:
