@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -40,6 +40,19 @@ def _settings(tmp_path: Path) -> LadderSettings:
     return LadderSettings(store=tmp_path / "ladder.sqlite", log_dir=tmp_path / "logs",
                           rules=RulesConfig(target=3), time_control=TimeControl.parse("5+30"),
                           concurrency=1, house=((HOUSE, 2),), poll_seconds=0.2)
+
+
+async def _stop(runtime: LadderRuntime, stop: asyncio.Event, ladder: asyncio.Future[None],
+                bots: Sequence[asyncio.Future[str]]) -> list[StoredSet]:
+    """Stop the ladder, then its bots; the sets it stored."""
+    stop.set()
+    await asyncio.wait_for(ladder, 60.0)
+    for bot in bots:
+        bot.cancel()
+    await asyncio.gather(*bots, return_exceptions=True)
+    sets = runtime.sets.sets()
+    runtime.close()
+    return sets
 
 
 async def _until(check: Callable[[], object], timeout: float = 120.0,
@@ -216,14 +229,7 @@ def test_a_disconnect_cuts_the_set_short_and_the_bot_is_matched_again_on_return(
         bots = connect()
         await _until(lambda: any(s.status is SetStatus.COMPLETE and "visitor" in s.base
                                  for s in runtime.sets.sets()[cut:]), state=state)
-        stop.set()
-        await asyncio.wait_for(ladder, 60.0)
-        for bot in bots:
-            bot.cancel()
-        await asyncio.gather(*bots, return_exceptions=True)
-        sets = runtime.sets.sets()
-        runtime.close()
-        return sets
+        return await _stop(runtime, stop, ladder, bots)
 
     sets = asyncio.run(scenario())
     cut_short = [s for s in sets if s.status is SetStatus.CUT_SHORT]
@@ -259,14 +265,7 @@ def test_a_ladder_without_house_bots_pairs_the_registered_bots_that_dial_in(
         bots = [asyncio.ensure_future(play_session(RandomBot(i), address[0], token.reveal()))
                 for i, token in enumerate(t for t in tokens for _ in range(2))]
         await _until(lambda: any(s.status is SetStatus.COMPLETE for s in runtime.sets.sets()))
-        stop.set()
-        await asyncio.wait_for(ladder, 60.0)
-        for bot in bots:
-            bot.cancel()
-        await asyncio.gather(*bots, return_exceptions=True)
-        sets = runtime.sets.sets()
-        runtime.close()
-        return sets
+        return await _stop(runtime, stop, ladder, bots)
 
     complete = [s for s in asyncio.run(scenario()) if s.status is SetStatus.COMPLETE]
     assert complete and all(set(s.base) == {"p", "q"} for s in complete)
