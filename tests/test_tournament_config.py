@@ -462,3 +462,13 @@ def test_log_limit_and_startup_failure_limit_reach_the_bot_and_the_runner(
     with pytest.raises(ConfigError, match=r"bot\[0\]\.log_limit"):
         load_text(tmp_path, 'name = "x"\n[[bot]]\nname = "a"\ncommand = "a"\nlog_limit = 10\n'
                             '[[bot]]\nname = "b"\ncommand = "b"\n')
+
+
+def test_remote_bots_with_the_default_seed_are_told_the_deals_are_public(
+        tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text('name = "r"\n[[bot]]\nname = "here"\ncommand = "x"\n'
+                    '[[bot]]\nname = "away"\ntokens = ["secret-seat"]\n')
+    assert load_config(path).public_deals
+    assert not load_config(path, {"seed": "918273645"}).public_deals
+    assert not load_config(None).public_deals  # local bots only

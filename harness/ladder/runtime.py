@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import math
 import secrets
@@ -105,6 +106,13 @@ class LadderSettings:
         return Matchmaker(self.rules.form, partnerships=self.partnerships).seats_per_bot
 
 
+def secret_seed(deal_key: str, seed: int) -> int:
+    """The matchmaker's seed: the ladder's secret deal key mixed with the file's ``seed``
+    (256 bits; :func:`~harness.tournament.schedule.deal_seed` hashes it with each set's
+    number)."""
+    return int.from_bytes(hashlib.sha256(f"{deal_key}/{seed}".encode()).digest(), "big")
+
+
 class LadderRuntime:
     """Runs one ladder until ``stop`` is set. ``on_listen`` is told the address."""
 
@@ -121,7 +129,8 @@ class LadderRuntime:
         self.ratings = LadderRatings(self.store, every_games=settings.refresh_games,
                                      every_seconds=settings.refresh_seconds)
         self.matchmaker = Matchmaker(settings.rules.form, partnerships=settings.partnerships,
-                                     seed=settings.seed, duplicate=settings.duplicate,
+                                     seed=secret_seed(self.store.deal_key(), settings.seed),
+                                     duplicate=settings.duplicate,
                                      policy=settings.matchmaking)
         self.arena: Arena | None = None
         self.events = LadderEvents()

@@ -14,6 +14,7 @@ same time.
 from __future__ import annotations
 
 import os
+import secrets
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -29,6 +30,7 @@ __all__ = ["LadderStore"]
 
 _BUSY_TIMEOUT_S: Final = 5.0
 _VERSION_KEY: Final = "ladder_schema_version"
+_DEAL_KEY: Final = "ladder_deal_key"
 
 
 def _migrate_to_v1(conn: sqlite3.Connection) -> None:
@@ -141,6 +143,16 @@ class LadderStore:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+
+    def deal_key(self) -> str:
+        """The ladder's secret deal key (256 random bits, as hex), made on first use.
+        Every deal seed derives from it, so no bot can work out a deal from what it
+        sees (a game's id, the set's number, the configuration's public ``seed``)."""
+        with self.writing() as conn:
+            conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) "
+                         "DO NOTHING", (_DEAL_KEY, secrets.token_hex(32)))
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (_DEAL_KEY,)).fetchone()
+        return str(row[0])
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:

@@ -248,6 +248,13 @@ class TournamentConfig:
         return bool(self.scheduler) or self.workers > 0
 
     @property
+    def public_deals(self) -> bool:
+        """Whether remote bots play with the default seed: every deal seed derives from
+        the seed and the deal set's number (which a game's id shows), so with the
+        default seed a remote bot could work out every hand."""
+        return any(b.remote for b in self.bots) and self.seed == default("seed")
+
+    @property
     def field(self) -> tuple[str, ...]:
         """The gauntlet's field: the bots that are not candidates."""
         return tuple(b.name for b in self.bots if b.name not in self.candidates)

@@ -151,7 +151,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("output", "str", "results folder, relative to the current directory",
            Path("results"), shown_default='"results"', convert=_folder,
            flag_in=("run", "sprt")),
-    Option("seed", "int", "derives every deal; the same seed gives the same deals", 1,
+    Option("seed", "int", "derives every deal; the same seed gives the same deals (with "
+           "remote bots, choose one and keep it private: the default is public)", 1,
            stored=FORMATS, flag_in=("run", "sprt")),
     Option("concurrency", "int", "games played at once (not on a cluster: there each worker "
                                 "plays as many as it has threads)", minimum=1,

@@ -161,6 +161,10 @@ class TournamentRunner:
     async def _run(self, store: ResultsStore) -> None:
         cfg = self.config
         fmt = self.format
+        if cfg.public_deals:
+            log.warning("%s: remote bots play with the default seed (%d), so anyone can "
+                        "work out every deal from a game's id; set seed to a number of your "
+                        "own and keep it private", cfg.id, cfg.seed)
         finished = {row.game_key: row for row in store.games(cfg.id)}
         self.state.total = fmt.total()
         if cfg.on_cluster:
