@@ -20,6 +20,7 @@ from serve_support import WAIT_S, Started, end, wait_for_address
 
 from harness.cli import build_parser
 from harness.cli._tournament import load
+from harness.cli.common import operator_token
 from harness.store import ResultsStore
 from harness.tournament.runner import store_path
 
@@ -284,3 +285,18 @@ def test_an_ambiguous_replay_lists_the_full_references_and_they_work(tmp_path: P
     for reference in ("first/rr/0000/000", "second/rr/0000/000"):
         replay = cli("replay", reference, "--store", db)
         assert replay.returncode == 0, replay.stderr
+
+
+def test_listening_beyond_this_machine_without_tls_or_an_operator_token_is_noted(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EUCHRE_OPERATOR_TOKEN", raising=False)
+    args = argparse.Namespace(host="0.0.0.0", operator_token=None)
+    assert operator_token(args, None) is None
+    err = capsys.readouterr().err
+    assert "no operator token" in err and "without TLS" in err
+    args = argparse.Namespace(host="0.0.0.0", operator_token="s3cret")
+    assert operator_token(args, object()) == "s3cret"
+    assert capsys.readouterr().err == ""
+    assert operator_token(argparse.Namespace(host="127.0.0.1", operator_token=None),
+                          None) is None
+    assert capsys.readouterr().err == ""  # on this machine only: nothing to say

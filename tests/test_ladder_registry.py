@@ -139,3 +139,16 @@ def test_registrations_survive_reopening_and_share_the_results_file(tmp_path: Pa
 def test_token_equality_does_not_reveal_it() -> None:
     assert Token("x") == Token("x") and Token("x") != Token("y")
     assert "x" not in repr(Token("x"))
+
+
+@pytest.mark.parametrize("text", ["del\x7f", "next\x85line", "evil\u202etxt.exe",
+                                  "zero\u200bwidth", "two\u2028lines", "tab\tbed"])
+def test_owner_and_description_refuse_control_and_formatting_characters(
+        tmp_path: Path, text: str) -> None:
+    with LadderStore(tmp_path / "l.sqlite") as store:
+        registry = Registry(store)
+        with pytest.raises(ConfigError, match="printable"):
+            registry.register("bot", text)
+        with pytest.raises(ConfigError, match="printable"):
+            registry.register("bot", "ann", description=text)
+        registry.register("bot", "Ann Émile", description="plays à la carte")

@@ -20,6 +20,7 @@ from tls_support import make_certificates
 
 from harness.errors import ConfigError
 from harness.protocol.tls import server_tls
+from harness.referee.session import hashed_token
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE_BOT = ROOT / "sample_bots" / "node" / "random_bot.js"
@@ -102,6 +103,11 @@ def test_bots_and_ctl_play_over_tls_and_plaintext_is_refused(tmp_path: Path) -> 
         assert "forfeit" not in watched.stdout.lower()
         for secret in (OPERATOR, "py-seat-token", "node-seat-token"):
             assert secret not in server.stderr
+        # the referee keeps the configuration it was sent with each token's hash only
+        kept = "".join(p.read_text(errors="replace") for p in (tmp_path / "out").rglob("*")
+                       if p.is_file() and p.suffix in (".toml", ".json", ".md", ".jsonl"))
+        assert 'tokens = ["' + hashed_token("py-seat-token") + '"]' in kept
+        assert "py-seat-token" not in kept and "node-seat-token" not in kept
 
 
 def test_tls_needs_both_a_certificate_and_a_key_in_pem(tmp_path: Path) -> None:

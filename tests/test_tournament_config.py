@@ -7,6 +7,7 @@ import json
 import re
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from harness.errors import ConfigError
 from harness.referee.outcome import FaultPolicy, PolicyKind, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
+from harness.referee.session import Registry, hashed_token
 from harness.rules.cards import DeckKind
 from harness.rules.config import Form, LonerLead
 from harness.tournament.config import (
@@ -23,6 +25,7 @@ from harness.tournament.config import (
     SprtSettings,
     TournamentConfig,
     default_config,
+    hash_tokens,
     load_config,
     slug,
 )
@@ -472,3 +475,18 @@ def test_remote_bots_with_the_default_seed_are_told_the_deals_are_public(
     assert load_config(path).public_deals
     assert not load_config(path, {"seed": "918273645"}).public_deals
     assert not load_config(None).public_deals  # local bots only
+
+
+def test_a_configuration_kept_by_the_referee_holds_token_hashes_that_admit_the_same_bots(
+        ) -> None:
+    text = ('name = "r"\n[[bot]]\nname = "a"\ntokens = ["seat-one", \'seat-two\']\n'
+            '[[bot]]\nname = "b"\ncommand = "x"\n')
+    kept = hash_tokens(text)
+    assert "seat-one" not in kept and "seat-two" not in kept
+    registry = Registry()
+    for i, token in enumerate(tomllib.loads(kept)["bot"][0]["tokens"]):
+        registry.add("a", i, token, remote=True)
+    assert registry.lookup("seat-two") is not None
+    assert registry.lookup(hashed_token("seat-two")) is None  # the hash is no token
+    with pytest.raises(ConfigError, match="plain quoted string"):
+        hash_tokens('name = "r"\n[[bot]]\nname = "a"\ntokens = ["se\\u0061t"]\n')

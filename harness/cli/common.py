@@ -9,6 +9,7 @@ import getpass
 import json
 import os
 import socket
+import sys
 from pathlib import Path
 
 from harness.errors import HarnessError
@@ -112,3 +113,24 @@ def default_owner() -> str:
         return getpass.getuser() or "operator"
     except Exception:  # no user name in the environment or the password database
         return "operator"
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def operator_token(args: argparse.Namespace, tls: object | None) -> str | None:
+    """The operator token of a listening command (``--operator-token`` or
+    ``EUCHRE_OPERATOR_TOKEN``), with a note on stderr when it listens beyond this machine
+    without one (operator calls then come from this machine only) or without TLS (then
+    the bots' and the operator's tokens cross the network in clear)."""
+    token: str | None = args.operator_token or os.environ.get("EUCHRE_OPERATOR_TOKEN") or None
+    if args.host not in LOOPBACK:
+        if token is None:
+            print("note: no operator token; operator calls are accepted from this machine "
+                  "only (set --operator-token or EUCHRE_OPERATOR_TOKEN to allow others)",
+                  file=sys.stderr)
+        if tls is None:
+            print(f"note: listening on {args.host} without TLS: bots' and operators' tokens "
+                  "cross the network in clear (give --tls-cert and --tls-key)",
+                  file=sys.stderr)
+    return token

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import os
 import re
 import signal
 import sys
@@ -38,7 +37,13 @@ from typing import Any
 
 from harness.cli._ladder_standings import standings_table
 from harness.cli._tournament import add_option_flags, overrides
-from harness.cli.common import add_http_flags, add_tls_flags, check_listen, default_owner
+from harness.cli.common import (
+    add_http_flags,
+    add_tls_flags,
+    check_listen,
+    default_owner,
+    operator_token,
+)
 from harness.errors import ConfigError
 from harness.ladder.matchmaking import Matchmaker, Policy
 from harness.ladder.quarantine import Quarantine, QuarantinePolicy
@@ -214,15 +219,11 @@ def handle(args: argparse.Namespace) -> int:
     settings = settings_from(load_config(args.config, overrides(args), for_ladder=True),
                              host=args.host, port=args.port)
     if args.action is None:
-        token = args.operator_token or os.environ.get("EUCHRE_OPERATOR_TOKEN") or None
-        if token is None and args.host not in ("127.0.0.1", "localhost", "::1"):
-            print("note: no operator token; operator calls are accepted from this machine "
-                  "only (set --operator-token or EUCHRE_OPERATOR_TOKEN to allow others)",
-                  file=sys.stderr)
+        tls = server_tls(args.tls_cert, args.tls_key)
+        token = operator_token(args, tls)
         http = None
         if args.http_port is not None:
             check_listen(args.http_host, args.http_port)
             http = (args.http_host, args.http_port)
-        return _run(dataclasses.replace(settings, operator_token=token,
-                                        tls=server_tls(args.tls_cert, args.tls_key)), http)
+        return _run(dataclasses.replace(settings, operator_token=token, tls=tls), http)
     return _act(args, settings)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ from harness.cli.common import (
     add_http_flags,
     add_tls_flags,
     check_listen,
+    operator_token,
     port_number,
     writable_folder,
 )
@@ -63,11 +63,7 @@ async def _serve(args: argparse.Namespace, tls: ServerTLS | None) -> int:
     from harness.tournament.live import LiveServer
     from harness.tournament.service import TournamentService
 
-    token = args.operator_token or os.environ.get("EUCHRE_OPERATOR_TOKEN") or None
-    if token is None and args.host not in ("127.0.0.1", "localhost", "::1"):
-        print("note: no operator token; operator calls are accepted from this machine only "
-              "(set --operator-token or EUCHRE_OPERATOR_TOKEN to allow others)",
-              file=sys.stderr)
+    token = operator_token(args, tls)
     arena = Arena(log_dir=Path(args.log_dir), host=args.host, port=args.port,
                   shutdown_grace=args.grace, tls=tls)
     arena.server.operator_token = token

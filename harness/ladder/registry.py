@@ -107,8 +107,9 @@ def _new_token() -> tuple[Token, str, bytes, bytes]:
 def _check_text(option: str, value: Any, *, limit: int, empty: bool) -> str:
     if not isinstance(value, str) or (not empty and not value.strip()):
         raise ConfigError(option, f"must be a {'' if empty else 'non-empty '}string")
-    if len(value) > limit or any(ord(c) < 32 for c in value):
-        raise ConfigError(option, f"at most {limit} printable characters")
+    if len(value) > limit or not value.isprintable():  # no Cc, Cf, Zl, Zp, ...
+        raise ConfigError(option, f"at most {limit} printable characters (no control or "
+                                  f"formatting characters)")
     return value
 
 

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import hashlib
 import itertools
+import re
 import secrets
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -89,8 +91,32 @@ class Slot:
         return self.session
 
 
+HASHED_PREFIX = "sha256:"
+"""A token given in a configuration as ``sha256:HEX`` (its SHA-256 as 64 hex digits):
+the referee admits the bot that presents the token itself, and the file need not hold
+the token in clear."""
+
+_HASHED = re.compile(r"sha256:[0-9a-fA-F]{64}")
+
+
+def token_digest(token: str) -> str:
+    """The SHA-256 of a token as hex; a configuration's ``sha256:HEX`` form is already one
+    (see :data:`HASHED_PREFIX`)."""
+    if _HASHED.fullmatch(token):
+        return token[len(HASHED_PREFIX):].lower()
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def hashed_token(token: str) -> str:
+    """``token`` in the ``sha256:HEX`` form a configuration may hold instead."""
+    return HASHED_PREFIX + token_digest(token)
+
+
 class Registry:
-    """Tokens to slots, for the handshake; lists slots for the operator service."""
+    """Tokens to slots, for the handshake; lists slots for the operator service. Tokens
+    are filed by their SHA-256 (:func:`token_digest`), so a slot can be given as a token
+    or as its ``sha256:HEX`` form; a token presented in a handshake is always hashed
+    first (the hashed form itself admits no one)."""
 
     def __init__(self) -> None:
         self._slots: dict[str, Slot] = {}
@@ -101,17 +127,19 @@ class Registry:
     def add(self, name: str, instance: int, token: str | None = None, *,
             remote: bool = False, requires: tuple[int, int] | None = None) -> Slot:
         token = token or "t" + secrets.token_hex(16)  # never starts with '-'
-        if token in self._slots:
+        key = token_digest(token)
+        if key in self._slots:
             raise ValueError(f"{name}: token already issued to another seat")
         slot = Slot(name, instance, token, remote=remote, requires=requires)
-        self._slots[token] = slot
+        self._slots[key] = slot
         return slot
 
     def remove(self, slot: Slot) -> None:
-        self._slots.pop(slot.token, None)
+        self._slots.pop(token_digest(slot.token), None)
 
     def lookup(self, token: str) -> Slot | None:
-        slot = self._slots.get(token)
+        """The slot a token presented by a bot opens (``None``: unknown)."""
+        slot = self._slots.get(hashlib.sha256(token.encode()).hexdigest())
         if slot is None and self.resolver is not None:
             slot = self.resolver(token)
         return slot

@@ -35,6 +35,7 @@ from harness.referee.botlog import DEFAULT_LOG_LIMIT
 from harness.referee.outcome import FaultPolicy, TimeControl
 from harness.referee.pool import Entrant, check_entrant
 from harness.referee.process import BotCommand
+from harness.referee.session import hashed_token
 from harness.rules.config import RulesConfig
 from harness.sprt import Sprt
 from harness.tournament.options import (
@@ -62,6 +63,7 @@ __all__ = [
     "apply_overrides",
     "build_config",
     "default_config",
+    "hash_tokens",
     "load_config",
     "read_config",
     "rules_from_table",
@@ -505,6 +507,30 @@ def read_config(path: str | os.PathLike[str] | None) -> RawConfig:
         raise ConfigError(str(source), f"cannot read the configuration file: "
                                        f"{e.strerror or e}") from None
     return RawConfig(data, source.resolve().parent, source)
+
+
+def hash_tokens(text: str) -> str:
+    """A configuration file's text with every remote bot's token replaced by its
+    ``sha256:HEX`` form (:func:`~harness.referee.session.hashed_token`), which admits the
+    same bot: what a referee keeps of a configuration it was sent holds no token in
+    clear. Raises ConfigError if a token is not written as a plain quoted string."""
+    def tokens(document: Mapping[str, Any]) -> list[list[str]]:
+        bots = document.get("bot", [])
+        return [[str(t) for t in bot.get("tokens", [])] for bot in bots
+                if isinstance(bot, dict)] if isinstance(bots, list) else []
+
+    try:
+        before = tokens(tomllib.loads(text))
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError("config", f"not valid TOML: {e}") from None
+    out = text
+    for token in sorted({t for ts in before for t in ts}, key=len, reverse=True):
+        for quote in ('"', "'"):
+            out = out.replace(f"{quote}{token}{quote}", f'"{hashed_token(token)}"')
+    if tokens(tomllib.loads(out)) != [[hashed_token(t) for t in ts] for ts in before]:
+        raise ConfigError("bot.tokens", "write each token as a plain quoted string (\"...\"),"
+                                        " so that the referee can keep its hash instead")
+    return out
 
 
 def load_config(path: str | os.PathLike[str] | None,

@@ -33,7 +33,7 @@ from harness.protocol import operator as op
 from harness.referee.arena import Arena
 from harness.results.summary import standings
 from harness.store import ResultsStore
-from harness.tournament.config import TournamentConfig, load_config
+from harness.tournament.config import TournamentConfig, hash_tokens, load_config
 from harness.tournament.outputs import tournament_report
 from harness.tournament.runner import RunState, TournamentRunner, store_path
 
@@ -306,7 +306,8 @@ class TournamentService:
         folder = self.folder(tid)
         try:
             folder.mkdir(parents=True)
-            (folder / CONFIG_FILE).write_text(request.config_toml, encoding="utf-8")
+            (folder / CONFIG_FILE).write_text(hash_tokens(request.config_toml),
+                                              encoding="utf-8")
             (folder / OVERRIDES_FILE).write_text(json.dumps(overrides, indent=2) + "\n",
                                                  encoding="utf-8")
             config = self._load(tid)
