@@ -71,6 +71,8 @@ def test_a_registered_bot_dials_in_with_its_token_and_gets_rated(tmp_path: Path)
         registry = Registry(store)
         _, token = registry.register("visitor", "ann", concurrency=2)
         _, retired = registry.register("gone", "bob")
+        registry.register("house-random", "house")
+        house_token = registry.rotate("house-random")  # never a way into its seats
         registry.retire("gone")
 
     async def scenario() -> tuple[list[StoredSet], Ratings | None, list[str]]:
@@ -80,7 +82,8 @@ def test_a_registered_bot_dials_in_with_its_token_and_gets_rated(tmp_path: Path)
         ladder = asyncio.ensure_future(runtime.run())
         await _until(lambda: address)
         refused = []
-        for bad in ("eh_0123456789abcdef_" + "x" * 43, retired.reveal()):
+        for bad in ("eh_0123456789abcdef_" + "x" * 43, retired.reveal(),
+                    house_token.reveal()):
             with pytest.raises(HandshakeRefused) as info:
                 await play_session(RandomBot(0), address[0], bad)
             refused.append(info.value.reason)
@@ -108,8 +111,7 @@ def test_a_registered_bot_dials_in_with_its_token_and_gets_rated(tmp_path: Path)
         return sets, ratings, refused
 
     sets, ratings, refused = asyncio.run(scenario())
-    assert refused == ["REFUSAL_REASON_BAD_TOKEN", "REFUSAL_REASON_BAD_TOKEN",
-                       "REFUSAL_REASON_TOKEN_IN_USE"]
+    assert refused == ["REFUSAL_REASON_BAD_TOKEN"] * 3 + ["REFUSAL_REASON_TOKEN_IN_USE"]
     complete = [s for s in sets if s.status is SetStatus.COMPLETE]
     assert set(complete[0].base) == {"visitor", "house-random"}
     assert ratings is not None and {"visitor", "house-random"} <= set(ratings.elo)

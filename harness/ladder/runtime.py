@@ -204,8 +204,8 @@ class LadderRuntime:
         """The referee's resolver: a seat instance of the bot this token belongs to."""
         arena = self.arena
         entrant = self.registry.authenticate(token)
-        if arena is None or entrant is None:
-            return None
+        if arena is None or entrant is None or entrant.name in self._house:
+            return None  # a house bot's seats are its own processes', never a stream's
         if entrant.name not in arena.pool.entrants:  # registered since the last round
             self._sync_entrants(arena)
         if entrant.name not in arena.pool.entrants:
