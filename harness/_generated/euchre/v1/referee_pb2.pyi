@@ -161,7 +161,7 @@ class _FaultKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FaultKind.V
     FAULT_KIND_PROTOCOL_VIOLATION: _FaultKind.ValueType  # 3
     """A message the protocol does not allow at that point: a malformed action, a reply
     with the wrong request_id or when nothing was asked, a second reply to a request, a
-    second Hello, a flood of replies, a message over 64 KiB, bytes that do not parse...
+    second Hello, a flood of messages, a message over 64 KiB, bytes that do not parse...
     """
     FAULT_KIND_LATE_REPLY: _FaultKind.ValueType  # 4
     """The first reply to a request that had already timed out (or that a fault had
@@ -180,7 +180,7 @@ FAULT_KIND_ILLEGAL_ACTION: FaultKind.ValueType  # 2
 FAULT_KIND_PROTOCOL_VIOLATION: FaultKind.ValueType  # 3
 """A message the protocol does not allow at that point: a malformed action, a reply
 with the wrong request_id or when nothing was asked, a second reply to a request, a
-second Hello, a flood of replies, a message over 64 KiB, bytes that do not parse...
+second Hello, a flood of messages, a message over 64 KiB, bytes that do not parse...
 """
 FAULT_KIND_LATE_REPLY: FaultKind.ValueType  # 4
 """The first reply to a request that had already timed out (or that a fault had
