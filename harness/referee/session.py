@@ -76,9 +76,15 @@ class Slot:
     def live(self) -> bool:
         return self.session is not None and not self.session.closed.is_set()
 
-    def attach(self, session: Session) -> None:
+    def claim(self, session: Session) -> None:
+        """Take the seat for ``session`` (it is live from now on), before its Welcome is
+        sent: the handshake checks and claims with no await in between."""
         self.session = session
         self.ever_connected = True
+
+    def attach(self, session: Session) -> None:
+        """``session`` (which claimed the seat) had its Welcome: games may use it."""
+        self.claim(session)
         self._connected.set()
 
     def detach(self, session: Session) -> None:

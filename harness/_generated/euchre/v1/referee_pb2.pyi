@@ -345,11 +345,15 @@ class Hello(_message.Message):
     """The protocol version the bot speaks. This file defines version 1."""
     bot_name: _builtins.str
     """The bot's own name for itself (e.g. "randombot"); must not be empty. The referee
-    logs it (cut to 100 characters) next to the entrant name, which is the name that
-    results, standings, GameStart.seat_names and BotInfo.name show.
+    drops its control and format characters and line/paragraph separators (Unicode
+    Cc, Cf, Zl, Zp), cuts it to 100 characters, and logs it next to the entrant name,
+    which is the name that results, standings, GameStart.seat_names and BotInfo.name
+    show.
     """
     bot_version: _builtins.str
-    """The bot's own version string (free text, e.g. "1.4.0" or a commit hash)."""
+    """The bot's own version string (free text, e.g. "1.4.0" or a commit hash); cleaned
+    and cut like bot_name.
+    """
     token: _builtins.str
     """The seat token the referee or tournament operator issued for this connection
     (empty if the referee does not require tokens).
@@ -1273,7 +1277,7 @@ class BotInfo(_message.Message):
     Hello.bot_name).
     """
     version: _builtins.str
-    """Hello.bot_version."""
+    """Hello.bot_version (without control characters, at most 100 characters)."""
     state: Global___BotState.ValueType
     """Whether it is idle, playing or gone."""
     game_id: _builtins.str
