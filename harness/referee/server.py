@@ -49,6 +49,10 @@ from harness.referee.session import Registry, Session, Slot
 log = logging.getLogger("euchre.referee")
 
 HANDSHAKE_TIMEOUT = 10.0
+# The transport's limit on what the server sends: far above any message to a bot (each
+# is checked against the 64 KiB message limit on its own), so that the operator's
+# answers the referee builds (standings of many bots, long game lists) fit.
+SEND_MAX_BYTES = 16 * 1024 * 1024
 SELF_REPORT_CHARS = 100  # Hello.bot_name and bot_version are cut to this many characters
 # Unicode categories never kept from a bot's self-report: control and format characters
 # (escape sequences, bidi overrides...) and line and paragraph separators.
@@ -259,7 +263,7 @@ class RefereeServer:
         options: Sequence[tuple[str, Any]] = [
             ("grpc.max_receive_message_length", max(self.max_message_bytes,
                                                      TRANSPORT_MAX_BYTES)),
-            ("grpc.max_send_message_length", self.max_message_bytes),
+            ("grpc.max_send_message_length", max(self.max_message_bytes, SEND_MAX_BYTES)),
             ("grpc.keepalive_time_ms", 20_000),
             ("grpc.keepalive_timeout_ms", 10_000),
             ("grpc.keepalive_permit_without_calls", 1),

@@ -227,7 +227,14 @@ class Session:
             self.close(self.end_status.detail)  # the bot has its GameOver: end the stream
 
     async def send(self, message: ConnectResponse) -> None:
+        """Write one message to the bot. One over the message limit is not sent (the
+        server's transport allows more, for the operator's answers): the stream ends."""
         if self.closed.is_set():
+            raise BotTerminatedError(f"{self.slot.name}: stream closed ({self.close_reason})")
+        size = message.ByteSize()
+        if size > self.max_message_bytes:
+            self.close(f"a {size}-byte message for the bot is over the "
+                       f"{self.max_message_bytes}-byte limit")
             raise BotTerminatedError(f"{self.slot.name}: stream closed ({self.close_reason})")
         try:
             async with self._write_lock:
