@@ -316,8 +316,8 @@ class Session:
             return False
         self.end_for_violation(
             grpc.StatusCode.RESOURCE_EXHAUSTED,
-            f"protocol violation: a flood of messages ({self._strays} since the last "
-            f"decision request that answer no open request)")
+            f"protocol violation: a flood of messages that answer no open request "
+            f"({self._strays} since the last decision request)")
         return True
 
     def _late(self, request_id: int) -> None:
