@@ -12,7 +12,9 @@ illegal       answers with a well-formed action that is not among the legal acti
 wrong-id      answers a legal action, but with ``request_id + 1000``
 duplicate     answers a legal action twice (the same reply, sent two times)
 flood         answers a legal action, then sends ``--copies`` more copies of the reply
-              (default 20000)
+              (default 20000), or with ``--flood-with hello`` that many 1 KiB Hellos
+idle-flood    completes its handshake, then at once (seated in no game) sends
+              ``--copies`` 1 KiB Hellos, closes its side and reads until the stream ends
 garbage       answers with bytes that do not parse as a ConnectRequest
 huge          answers with a correct reply padded to 1 MiB with an unknown field, far
               above the referee's 64 KiB message limit
@@ -36,7 +38,8 @@ from ``EUCHRE_REFEREE_ADDRESS``/``EUCHRE_BOT_TOKEN``. The bot reports what it se
 (refusals, faults, being dropped) on stderr, which the referee's pool keeps in the bot's
 log file, and exits with a status that says how its run ended:
 
-* 0: the referee ended the stream (EOF or Shutdown);
+* 0: the referee ended the stream (EOF or Shutdown), or with ``idle-flood`` let it
+  end normally after the flood;
 * 1: ``exit-early``;
 * 2: the referee refused the handshake (the reason is printed);
 * 3: ``crash``;
@@ -69,7 +72,7 @@ from harness.protocol import PROTOCOL_VERSION, pb, rpb
 
 MODES = ("crash", "hang", "late", "illegal", "wrong-id", "duplicate", "flood", "garbage",
          "huge", "giant", "no-handshake", "huge-hello", "garbage-hello", "bad-token", "steal-token",
-         "two-streams", "exit-early")
+         "two-streams", "idle-flood", "exit-early")
 # The modes that misbehave when asked to decide (the others misbehave around the handshake).
 DECISION_MODES = ("crash", "hang", "late", "illegal", "wrong-id", "duplicate", "flood",
                   "garbage", "huge", "giant")
@@ -79,6 +82,7 @@ CONNECT_METHOD = "/euchre.v1.RefereeService/Connect"
 HUGE_BYTES = 1 << 20  # 1 MiB: sixteen times the referee's 64 KiB limit
 GIANT_BYTES = 5 << 20  # 5 MiB: above gRPC's 4 MiB transport limit
 HUGE_HELLO_BYTES = 100 << 10  # 100 KiB
+FLOOD_HELLO_NAME = "x" * 1024  # a Hello of about 1 KiB, as flood material
 UNKNOWN_FIELD = 999  # a field number ConnectRequest does not define
 
 # Exit statuses (see the module docstring).
@@ -166,6 +170,13 @@ def padded(message: rpb.ConnectRequest, size: int) -> bytes:
     return message.SerializeToString() + key + _varint(size) + b"\0" * size
 
 
+def flood_hello() -> bytes:
+    """A ConnectRequest with a Hello of about 1 KiB: not a reply, so never an answer."""
+    return rpb.ConnectRequest(hello=rpb.Hello(
+        protocol_version=PROTOCOL_VERSION, bot_name=FLOOD_HELLO_NAME,
+        bot_version="faulty-1")).SerializeToString()
+
+
 # --------------------------------------------------------------------------- playing
 
 
@@ -180,6 +191,7 @@ class FaultyBot:
         self.other_token: str = args.other_token
         self.name: str = args.name or f"faulty-{self.mode}"
         self.copies: int = args.copies
+        self.flood_with: str = args.flood_with
         self.rng = random.Random(args.seed)
         self.decisions = 0
 
@@ -239,6 +251,8 @@ class FaultyBot:
         if self.mode in ("bad-token", "steal-token", "huge-hello", "garbage-hello"):
             say("ACCEPTED with a token that should have been refused")
             return EXIT_ACCEPTED
+        if self.mode == "idle-flood":
+            return await self._idle_flood(stream)
         if self.mode == "two-streams":
             # A second stream with the same token while this one is live; the outcome is
             # settled (and reported) before this bot answers anything on the first one.
@@ -258,6 +272,32 @@ class FaultyBot:
         else:
             say(f"second stream ACCEPTED: {msg}")
         second.call.cancel()
+
+    async def _flood(self, stream: Stream, data: bytes, what: str) -> None:
+        """Send ``data`` ``--copies`` times, stopping early when the referee ends the
+        stream; reports how many went out."""
+        say(f"flooding: {self.copies} copies of {what}")
+        sent = 0
+        try:
+            while sent < self.copies:
+                await stream.send_bytes(data)
+                sent += 1
+        except Exception as e:  # the referee ended the stream mid-flood
+            say(f"flood stopped after {sent} copies: {type(e).__name__}")
+        else:
+            say(f"flood finished: {sent} copies sent")
+
+    async def _idle_flood(self, stream: Stream) -> int:
+        """Flood Hellos while seated in no game, then wait for the stream to end."""
+        await self._flood(stream, flood_hello(), "a Hello while idle")
+        try:
+            await stream.call.done_writing()
+        except Exception as e:  # the stream is already over
+            say(f"could not close its side: {type(e).__name__}")
+        while await stream.recv() is not None:
+            pass
+        say("the referee closed the stream")
+        return EXIT_OK
 
     async def _play(self, stream: Stream) -> int:
         while True:
@@ -322,15 +362,11 @@ class FaultyBot:
             say(f"answered request {req.request_id} twice")
         elif mode == "flood":
             await stream.send(reply)
-            data = reply.SerializeToString()
-            say(f"flooding: {self.copies} copies of the reply to request {req.request_id}")
-            sent = 0
-            try:
-                while sent < self.copies:
-                    await stream.send_bytes(data)
-                    sent += 1
-            except Exception as e:  # the referee ended the stream mid-flood
-                say(f"flood stopped after {sent} copies: {type(e).__name__}")
+            if self.flood_with == "hello":
+                await self._flood(stream, flood_hello(), "a Hello")
+            else:
+                await self._flood(stream, reply.SerializeToString(),
+                                  f"the reply to request {req.request_id}")
         elif mode == "garbage":
             say(f"sending garbage at decision {self.decisions}")
             await stream.send_bytes(GARBAGE)
@@ -364,7 +400,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--token", default=os.environ.get("EUCHRE_BOT_TOKEN", ""))
     ap.add_argument("--name", default=os.environ.get("EUCHRE_BOT_NAME"))
     ap.add_argument("--copies", type=int, default=20_000,
-                    help="flood: copies of the reply sent after it (default 20000)")
+                    help="flood, idle-flood: copies sent (default 20000)")
+    ap.add_argument("--flood-with", choices=("reply", "hello"), default="reply",
+                    help="flood: copies of the reply (default) or Hello messages")
     ap.add_argument("--seed", type=int, default=None, help="seed of the random legal play")
     args = ap.parse_args(argv)
     if args.mode not in MODES:

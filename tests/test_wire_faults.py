@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import grpc
 import pytest
 from test_faults import (
     RANDOM,
@@ -36,7 +37,7 @@ from harness.protocol import rpb
 from harness.referee.arena import Arena
 from harness.referee.outcome import FaultKind, GameResult, Termination
 from harness.referee.pool import Entrant
-from harness.referee.session import MAX_NOTICES
+from harness.referee.session import MAX_NOTICES, Session
 
 __all__ = ["sent"]  # the fixture, imported for the tests below
 
@@ -122,10 +123,64 @@ def test_reply_flood_under_strikes_ends_the_stream(tmp_path: Path, sent: Sent) -
             assert {f.kind for f in r.faults} == {FaultKind.PROTOCOL_VIOLATION}
             assert r.forfeited_by == 0
             assert len(r.faults) == STRIKES.max_strikes
-            assert any("a flood of replies" in f.detail for f in r.faults), r.faults
+            assert any("a flood of messages" in f.detail for f in r.faults), r.faults
             assert len(sent.of_kind("flood", "fault")) <= STRIKES.max_strikes + MAX_NOTICES
             (over,) = sent.of_kind("flood", "game_over")
             assert over.termination == rpb.GAME_TERMINATION_FORFEIT
+    run(go(), timeout=90)
+
+
+def assert_ended_as_flood(session: Session | None) -> None:
+    """The referee ended ``session`` as a flood. (The bot, still writing its flood when
+    the stream ends, sees its own write fail; gRPC then reports INTERNAL to it, not the
+    referee's status.)"""
+    assert session is not None and session.closed.is_set() and session.violated
+    assert session.end_status is not None
+    assert session.end_status.code is grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert session.end_status.detail.startswith("protocol violation: a flood of messages")
+
+
+def test_flood_of_other_messages_in_a_game_ends_the_stream(tmp_path: Path,
+                                                          sent: Sent) -> None:
+    """Not only replies count toward the flood limit: a bot that answers its decision,
+    then sends Hello after Hello while it waits for its turn, forfeits by
+    protocol_violation and its stream is ended as a flood (RESOURCE_EXHAUSTED) once its
+    Fault and GameOver are sent; the referee stops reading long before the flood is
+    through."""
+    async def go() -> None:
+        async with arena(tmp_path, ("hflood", faulty("flood", "--flood-with", "hello"), 1),
+                         ("random", RANDOM, 2)) as a:
+            r = await violation_on_first_decision(a, "hflood")
+            assert_game_over_sent(sent, r, {0: ("hflood", 0), 1: ("random", 0)},
+                                  rpb.GAME_TERMINATION_FORFEIT)
+            await wait_until(lambda: "dropped by the referee" in log_text(a, "hflood"), 30,
+                             "the flooded stream to end")
+            text = log_text(a, "hflood")
+            assert "flood stopped after" in text and "flood finished" not in text, text
+            flooder = a.pool.instances("hflood")[0]
+            assert flooder.process is not None and flooder.process.alive
+            assert not flooder.slot.live
+            assert_ended_as_flood(flooder.slot.session)
+            await assert_carries_on(a, "g2", TWO, 3, ["random", "random"])
+    run(go(), timeout=90)
+
+
+def test_idle_bot_flooding_is_cut_off_at_once(tmp_path: Path) -> None:
+    """A bot seated in no game (so with no decision to charge) that floods Hellos after
+    its handshake: its stream is ended as a flood right away, not left open."""
+    async def go() -> None:
+        async with arena(tmp_path, ("random", RANDOM, 2)) as a:
+            a.add(Entrant("remote", tokens=("remote-token-0",)), 1)
+            remote = a.pool.instances("remote")[0]
+            async with bot_subprocess("idle-flood", a.server.address, "remote-token-0",
+                                      "--copies", "5000") as bot:
+                await bot.go()
+                code, err, _ = await bot.result()
+            assert code == 4, err
+            assert "flood stopped after" in err and "flood finished" not in err, err
+            assert remote.slot.ever_connected and not remote.slot.live
+            assert_ended_as_flood(remote.slot.session)
+            await assert_carries_on(a, "g1", TWO, 3, ["random", "random"])
     run(go(), timeout=90)
 
 

@@ -54,7 +54,8 @@ def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None
     st.add_argument("--latest", action="store_true", help="only the newest version of a bot")
     g = command("games", "a ladder bot's games, or the ladder's recent games, newest first")
     g.add_argument("bot", nargs="?", default="", help="the bot (default: every bot)")
-    g.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
+    g.add_argument("--limit", type=int, default=20,
+                   help="at most this many (default 20; 1000 at most)")
     command("ladder-watch", "follow a running ladder's events live (Ctrl-C stops)")
 
 

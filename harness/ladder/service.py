@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from harness.ladder.runtime import LadderRuntime
     from harness.referee.server import RefereeServer
 
-__all__ = ["DEFAULT_GAMES", "LadderServicer", "game_message", "ladder_standings",
+__all__ = ["DEFAULT_GAMES", "MAX_GAMES", "LadderServicer", "game_message", "ladder_standings",
            "recent_games", "standings"]
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -33,6 +33,8 @@ T = TypeVar("T")
 
 DEFAULT_GAMES = 20
 """Games ListGames returns when the request sets no limit."""
+MAX_GAMES = 1000
+"""The most games ListGames returns: a larger limit is clamped to it."""
 
 
 def bot_message(entrant: Entrant) -> lp.LadderBot:
@@ -148,7 +150,8 @@ class LadderServicer(lp.LadderServiceServicer):
         else:
             await self.server.require_operator(context)
         recent = await asyncio.to_thread(recent_games, self.runtime,
-                                         request.limit or DEFAULT_GAMES, request.bot)
+                                         min(request.limit or DEFAULT_GAMES, MAX_GAMES),
+                                         request.bot)
         return lp.ListGamesResponse(games=[game_message(r) for r in recent])
 
     async def WatchLadder(self, request: lp.WatchLadderRequest,

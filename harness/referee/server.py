@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import hmac
 import logging
+import unicodedata
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
@@ -35,6 +36,7 @@ from harness.protocol import (
     TRANSPORT_MAX_BYTES,
     ConnectRequest,
     DecodeError,
+    Hello,
     RefereeServiceServicer,
     add_RefereeServiceServicer_to_server,
     messages,
@@ -42,11 +44,27 @@ from harness.protocol import (
 )
 from harness.protocol.tls import ServerTLS
 from harness.referee.operator import OperatorServicer, TournamentCalls
-from harness.referee.session import Registry, Session
+from harness.referee.session import Registry, Session, Slot
 
 log = logging.getLogger("euchre.referee")
 
 HANDSHAKE_TIMEOUT = 10.0
+# The transport's limit on what the server sends: far above any message to a bot (each
+# is checked against the 64 KiB message limit on its own), so that the operator's
+# answers the referee builds (standings of many bots, long game lists) fit.
+SEND_MAX_BYTES = 16 * 1024 * 1024
+SELF_REPORT_CHARS = 100  # Hello.bot_name and bot_version are cut to this many characters
+# Unicode categories never kept from a bot's self-report: control and format characters
+# (escape sequences, bidi overrides...) and line and paragraph separators.
+_UNSHOWN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+
+
+def self_reported(text: str) -> str:
+    """A bot's own name or version as the referee keeps, logs and shows it: without
+    control, format or line/paragraph separator characters, cut to
+    :data:`SELF_REPORT_CHARS`."""
+    kept = (c for c in text if unicodedata.category(c) not in _UNSHOWN_CATEGORIES)
+    return "".join(kept)[:SELF_REPORT_CHARS]
 
 
 class RefereeServicer(RefereeServiceServicer):
@@ -113,42 +131,55 @@ class RefereeServicer(RefereeServiceServicer):
                          f"this referee speaks version {PROTOCOL_VERSION}",
                          grpc.StatusCode.FAILED_PRECONDITION)
             return None
-        if not hello.bot_name.strip():
-            await refuse(REFUSAL_REASON_MALFORMED, "Hello.bot_name is empty",
-                         grpc.StatusCode.INVALID_ARGUMENT)
+        bot_name, bot_version = self_reported(hello.bot_name), self_reported(hello.bot_version)
+        if not bot_name.strip():
+            await refuse(REFUSAL_REASON_MALFORMED, "Hello.bot_name is empty (or only "
+                         "control characters)", grpc.StatusCode.INVALID_ARGUMENT)
             return None
         slot = self.server.registry.lookup(hello.token)
         if slot is None:
             await refuse(REFUSAL_REASON_BAD_TOKEN, "unknown token",
                          grpc.StatusCode.UNAUTHENTICATED)
             return None
-        if slot.live:
-            await refuse(REFUSAL_REASON_TOKEN_IN_USE,
-                         "this token's seat already has a live stream",
-                         grpc.StatusCode.ALREADY_EXISTS)
+        # From the check that the seat is free to the claim: no await, so that two
+        # Hellos with one token cannot both pass the check.
+        refusal = _seat_refusal(slot, hello)
+        if refusal is not None:
+            await refuse(*refusal)
             return None
-        need = slot.requires
-        if need is not None:
-            form, deck = need
-            caps = hello.capabilities
-            if caps.forms and form not in caps.forms:
-                await refuse(REFUSAL_REASON_UNSUPPORTED_FORM,
-                             f"this referee plays {messages.form_name(form)}, which the bot "
-                             f"does not support", grpc.StatusCode.FAILED_PRECONDITION)
-                return None
-            if caps.decks and deck not in caps.decks:
-                await refuse(REFUSAL_REASON_UNSUPPORTED_DECK,
-                             f"this referee plays {messages.deck_name(deck)}, which the bot "
-                             f"does not support", grpc.StatusCode.FAILED_PRECONDITION)
-                return None
-        session = Session(context, slot, hello.bot_name[:100], hello.bot_version[:100],
+        session = Session(context, slot, bot_name, bot_version,
                           context.peer(), bundles=hello.capabilities.bundles,
                           max_message_bytes=self.server.max_message_bytes)
-        await context.write(messages.welcome(session.id, __version__))
+        slot.claim(session)
+        try:
+            await context.write(messages.welcome(session.id, __version__))
+        except BaseException as e:  # the RPC is gone (grpc raises various errors here)
+            session.close(f"the Welcome could not be sent: {e!r}")
+            raise
         slot.attach(session)
         log.info("session %s: %s (%s %s) from %s", session.id, slot.name, session.bot_name,
                  session.bot_version, session.peer)
         return session
+
+
+def _seat_refusal(slot: Slot, hello: Hello) -> tuple[int, str, grpc.StatusCode] | None:
+    """Why ``slot`` cannot take this bot (reason, detail, status), or None."""
+    if slot.live:
+        return (REFUSAL_REASON_TOKEN_IN_USE, "this token's seat already has a live stream",
+                grpc.StatusCode.ALREADY_EXISTS)
+    if slot.requires is None:
+        return None
+    form, deck = slot.requires
+    caps = hello.capabilities
+    if caps.forms and form not in caps.forms:
+        return (REFUSAL_REASON_UNSUPPORTED_FORM, f"this referee plays "
+                f"{messages.form_name(form)}, which the bot does not support",
+                grpc.StatusCode.FAILED_PRECONDITION)
+    if caps.decks and deck not in caps.decks:
+        return (REFUSAL_REASON_UNSUPPORTED_DECK, f"this referee plays "
+                f"{messages.deck_name(deck)}, which the bot does not support",
+                grpc.StatusCode.FAILED_PRECONDITION)
+    return None
 
 
 async def _refuse(context: grpc.aio.ServicerContext[Any, Any], reason: int, detail: str,
@@ -232,7 +263,7 @@ class RefereeServer:
         options: Sequence[tuple[str, Any]] = [
             ("grpc.max_receive_message_length", max(self.max_message_bytes,
                                                      TRANSPORT_MAX_BYTES)),
-            ("grpc.max_send_message_length", self.max_message_bytes),
+            ("grpc.max_send_message_length", max(self.max_message_bytes, SEND_MAX_BYTES)),
             ("grpc.keepalive_time_ms", 20_000),
             ("grpc.keepalive_timeout_ms", 10_000),
             ("grpc.keepalive_permit_without_calls", 1),

@@ -10,10 +10,12 @@ A session's decisions are request/reply: :meth:`Session.decide` sends a
 ``DecisionRequest`` and waits for the ``DecisionReply`` with the same id. A reply with an
 id the referee never issued, or a second reply to a request, is a protocol violation
 (charged at the decision it interrupts, or at the seat's next one); the first reply to
-a request that already timed out is late and ignored. A flood of such replies, a message
-over the size limit or bytes that do not parse end the stream as a protocol violation:
-the game in progress charges it, its Fault and GameOver still go out, and the stream
-then ends with a non-OK status that says why.
+a request that already timed out is late and ignored. Any other message after the
+handshake is a violation too. A flood of messages that answer no open request (replies
+or not, with or without a decision open), a message over the size limit or bytes that
+do not parse end the stream as a protocol violation: the game in progress charges it,
+its Fault and GameOver still go out, and the stream then ends with a non-OK status that
+says why.
 """
 
 from __future__ import annotations
@@ -76,9 +78,15 @@ class Slot:
     def live(self) -> bool:
         return self.session is not None and not self.session.closed.is_set()
 
-    def attach(self, session: Session) -> None:
+    def claim(self, session: Session) -> None:
+        """Take the seat for ``session`` (it is live from now on), before its Welcome is
+        sent: the handshake checks and claims with no await in between."""
         self.session = session
         self.ever_connected = True
+
+    def attach(self, session: Session) -> None:
+        """``session`` (which claimed the seat) had its Welcome: games may use it."""
+        self.claim(session)
         self._connected.set()
 
     def detach(self, session: Session) -> None:
@@ -150,9 +158,10 @@ class Registry:
 
 _session_ids = itertools.count(1)
 WRITE_TIMEOUT = 10.0  # seconds a write may block before the bot counts as gone
-# Replies that answer no open request (late, repeated or unknown ids) tolerated between
-# two decision requests before the stream ends as a flood. (A slow bot sends at most one
-# late reply per request.)
+# Messages that answer no open request (late, repeated or unknown replies, and any other
+# message after the handshake) tolerated between two decision requests, or since the
+# last one, before the stream ends as a flood. (A slow bot sends at most one late reply
+# per request.)
 FLOOD_LIMIT = 16
 # Late-reply notices queued for the bot at once (its next messages carry them).
 MAX_NOTICES = 3
@@ -246,7 +255,14 @@ class Session:
             self.close(self.end_status.detail)  # the bot has its GameOver: end the stream
 
     async def send(self, message: ConnectResponse) -> None:
+        """Write one message to the bot. One over the message limit is not sent (the
+        server's transport allows more, for the operator's answers): the stream ends."""
         if self.closed.is_set():
+            raise BotTerminatedError(f"{self.slot.name}: stream closed ({self.close_reason})")
+        size = message.ByteSize()
+        if size > self.max_message_bytes:
+            self.close(f"a {size}-byte message for the bot is over the "
+                       f"{self.max_message_bytes}-byte limit")
             raise BotTerminatedError(f"{self.slot.name}: stream closed ({self.close_reason})")
         try:
             async with self._write_lock:
@@ -302,12 +318,7 @@ class Session:
             fut.set_result(reply)
             self._settle(rid, _Fate.ANSWERED)
             return
-        self._strays += 1
-        if self._strays > FLOOD_LIMIT:
-            self.end_for_violation(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"protocol violation: a flood of replies ({self._strays} since the last "
-                f"request that answer no open request)")
+        if self._flooded():
             return
         if not 0 < rid <= self._last_issued:
             self._violate(f"reply to request {rid}, but the open request is "
@@ -323,6 +334,19 @@ class Session:
             self._fates[rid] = _Fate.CHARGED
             self._violate(f"a second reply to request {rid}")
         # else: a repeated reply already charged once; the flood limit bounds them
+
+    def _flooded(self) -> bool:
+        """Count one message that does not answer the open request (a stray reply, or
+        any other message after the handshake); past :data:`FLOOD_LIMIT` since the last
+        decision request, end the stream as a flood (True)."""
+        self._strays += 1
+        if self._strays <= FLOOD_LIMIT:
+            return False
+        self.end_for_violation(
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            f"protocol violation: a flood of messages that answer no open request "
+            f"({self._strays} since the last decision request)")
+        return True
 
     def _late(self, request_id: int) -> None:
         """A late reply to a request that timed out: it costs nothing more. During a game
@@ -354,7 +378,7 @@ class Session:
                 which = msg.WhichOneof("payload")
                 if which == "decision_reply":
                     self.on_reply(msg.decision_reply)
-                else:
+                elif not self._flooded():
                     self._violate(f"unexpected {which or 'empty'} message after the handshake")
         except asyncio.CancelledError:
             raise

@@ -448,7 +448,9 @@ class ListGamesRequest(_message.Message):
     bot: _builtins.str
     """A bot's games; empty: every bot's."""
     limit: _builtins.int
-    """At most this many, newest first; 0: 20."""
+    """At most this many, newest first; 0: 20. A limit over 1000 is taken as 1000 (the
+    most one answer holds).
+    """
     def __init__(
         self,
         *,

@@ -161,7 +161,7 @@ class _FaultKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FaultKind.V
     FAULT_KIND_PROTOCOL_VIOLATION: _FaultKind.ValueType  # 3
     """A message the protocol does not allow at that point: a malformed action, a reply
     with the wrong request_id or when nothing was asked, a second reply to a request, a
-    second Hello, a flood of replies, a message over 64 KiB, bytes that do not parse...
+    second Hello, a flood of messages, a message over 64 KiB, bytes that do not parse...
     """
     FAULT_KIND_LATE_REPLY: _FaultKind.ValueType  # 4
     """The first reply to a request that had already timed out (or that a fault had
@@ -180,7 +180,7 @@ FAULT_KIND_ILLEGAL_ACTION: FaultKind.ValueType  # 2
 FAULT_KIND_PROTOCOL_VIOLATION: FaultKind.ValueType  # 3
 """A message the protocol does not allow at that point: a malformed action, a reply
 with the wrong request_id or when nothing was asked, a second reply to a request, a
-second Hello, a flood of replies, a message over 64 KiB, bytes that do not parse...
+second Hello, a flood of messages, a message over 64 KiB, bytes that do not parse...
 """
 FAULT_KIND_LATE_REPLY: FaultKind.ValueType  # 4
 """The first reply to a request that had already timed out (or that a fault had
@@ -345,11 +345,15 @@ class Hello(_message.Message):
     """The protocol version the bot speaks. This file defines version 1."""
     bot_name: _builtins.str
     """The bot's own name for itself (e.g. "randombot"); must not be empty. The referee
-    logs it (cut to 100 characters) next to the entrant name, which is the name that
-    results, standings, GameStart.seat_names and BotInfo.name show.
+    drops its control and format characters and line/paragraph separators (Unicode
+    Cc, Cf, Zl, Zp), cuts it to 100 characters, and logs it next to the entrant name,
+    which is the name that results, standings, GameStart.seat_names and BotInfo.name
+    show.
     """
     bot_version: _builtins.str
-    """The bot's own version string (free text, e.g. "1.4.0" or a commit hash)."""
+    """The bot's own version string (free text, e.g. "1.4.0" or a commit hash); cleaned
+    and cut like bot_name.
+    """
     token: _builtins.str
     """The seat token the referee or tournament operator issued for this connection
     (empty if the referee does not require tokens).
@@ -1273,7 +1277,7 @@ class BotInfo(_message.Message):
     Hello.bot_name).
     """
     version: _builtins.str
-    """Hello.bot_version."""
+    """Hello.bot_version (without control characters, at most 100 characters)."""
     state: Global___BotState.ValueType
     """Whether it is idle, playing or gone."""
     game_id: _builtins.str

@@ -1,0 +1,111 @@
+"""The handshake over real gRPC, from a client in the test process: what a bot says about
+itself is kept, logged and listed without control characters, and two Hellos at once with
+one token get one Welcome and one TOKEN_IN_USE refusal."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import unicodedata
+from pathlib import Path
+
+import grpc
+import pytest
+from test_faults import RANDOM, arena, list_bots, run, wait_until
+
+from harness.protocol import ConnectRequest, ConnectResponse, RefereeServiceStub, messages, rpb
+from harness.referee.pool import Entrant
+
+TOKEN = "remote-token-0"
+# A forged log line, terminal escapes (erase line, window title, colour), a bidi
+# override, a zero-width joiner and Unicode line and paragraph separators.
+FORGED_NAME = ("evil\n2026-12-01 11:20:00,000 euchre.referee: fake line\x1b[2K\u202e"
+               "\x1b]0;pwned\x07\u200d\u2028\u2029\r")
+FORGED_VERSION = "1\r\x1b[31mRED\x1b[0m\u2028\t"
+
+
+def unshown(text: str) -> list[str]:
+    return [c for c in text if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")]
+
+
+class Stream:
+    """One Connect call of a hand-written client."""
+
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        self.call = RefereeServiceStub(channel).Connect()
+
+    async def hello(self, request: ConnectRequest) -> ConnectResponse:
+        await self.call.write(request)
+        first = await self.call.read()
+        assert isinstance(first, ConnectResponse), first
+        return first
+
+
+def test_control_characters_in_the_bots_name_and_version_are_never_kept(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="euchre.referee")
+
+    async def go() -> None:
+        async with arena(tmp_path, ("random", RANDOM, 1)) as a:
+            a.add(Entrant("remote", tokens=(TOKEN,)), 1)
+            async with grpc.aio.insecure_channel(a.server.address) as channel:
+                stream = Stream(channel)
+                first = await stream.hello(messages.hello(FORGED_NAME + "x" * 200,
+                                                          FORGED_VERSION, TOKEN))
+                assert first.WhichOneof("payload") == "welcome", first
+                session = a.pool.instances("remote")[0].slot.session
+                assert session is not None
+                assert session.bot_name.startswith("evil2026-12-01 11:20:00,000 "
+                                                   "euchre.referee: fake line[2K]0;pwned")
+                assert len(session.bot_name) == 100  # still cut to 100 characters
+                assert session.bot_version == "1[31mRED[0m"
+                (info,) = [b for b in await list_bots(a) if b.name == "remote"]
+                assert info.version == "1[31mRED[0m"
+                stream.call.cancel()
+        logged = [r.getMessage() for r in caplog.records if r.name == "euchre.referee"]
+        (welcomed,) = [m for m in logged if "remote (evil" in m]
+        assert "fake line" in welcomed and not unshown(welcomed), repr(welcomed)
+        assert "1[31mRED[0m" in welcomed
+    run(go())
+
+
+def test_a_name_of_only_control_characters_is_refused_as_empty(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with arena(tmp_path, ("random", RANDOM, 1)) as a:
+            a.add(Entrant("remote", tokens=(TOKEN,)), 1)
+            async with grpc.aio.insecure_channel(a.server.address) as channel:
+                first = await Stream(channel).hello(messages.hello("\x1b\u202e\n", "1", TOKEN))
+            assert first.refusal.reason == rpb.REFUSAL_REASON_MALFORMED, first
+            assert "bot_name is empty" in first.refusal.detail
+            assert not a.pool.instances("remote")[0].slot.ever_connected
+    run(go())
+
+
+def test_two_simultaneous_hellos_with_one_token_get_one_welcome(tmp_path: Path) -> None:
+    """The seat is claimed in the same step as the check that it is free: of two Hellos
+    racing with one token, exactly one is welcomed and the other is refused
+    TOKEN_IN_USE, every time; the welcomed stream is the seat's session."""
+    async def go() -> None:
+        async with arena(tmp_path, ("random", RANDOM, 1)) as a:
+            a.add(Entrant("remote", tokens=(TOKEN,)), 1)
+            slot = a.pool.instances("remote")[0].slot
+            channels = [grpc.aio.insecure_channel(a.server.address) for _ in range(2)]
+            try:
+                for attempt in range(25):
+                    streams = [Stream(c) for c in channels]
+                    hello = messages.hello("racer", "1", TOKEN)
+                    answers = await asyncio.gather(*(s.hello(hello) for s in streams))
+                    kinds = sorted(str(m.WhichOneof("payload")) for m in answers)
+                    assert kinds == ["refusal", "welcome"], (attempt, answers)
+                    (refusal,) = [m.refusal for m in answers if m.HasField("refusal")]
+                    assert refusal.reason == rpb.REFUSAL_REASON_TOKEN_IN_USE, refusal
+                    (welcome,) = [m.welcome for m in answers if m.HasField("welcome")]
+                    assert slot.live and slot.session is not None
+                    assert slot.session.id == welcome.session_id
+                    for s in streams:
+                        s.call.cancel()
+                    await wait_until(lambda: not slot.live, 30, "the stream to end")
+            finally:
+                for c in channels:
+                    await c.close()
+    run(go())
