@@ -37,7 +37,7 @@ from harness.protocol import rpb
 from harness.referee.arena import Arena
 from harness.referee.outcome import FaultKind, GameResult, Termination
 from harness.referee.pool import Entrant
-from harness.referee.session import MAX_NOTICES, Session
+from harness.referee.session import FLOOD_LIMIT, MAX_NOTICES, Session
 
 __all__ = ["sent"]  # the fixture, imported for the tests below
 
@@ -137,7 +137,9 @@ def assert_ended_as_flood(session: Session | None) -> None:
     assert session is not None and session.closed.is_set() and session.violated
     assert session.end_status is not None
     assert session.end_status.code is grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert session.end_status.detail.startswith("protocol violation: a flood of messages")
+    assert session.end_status.detail == (
+        f"protocol violation: a flood of messages that answer no open request "
+        f"({FLOOD_LIMIT + 1} since the last decision request)")  # it stopped reading there
 
 
 def test_flood_of_other_messages_in_a_game_ends_the_stream(tmp_path: Path,
@@ -155,8 +157,6 @@ def test_flood_of_other_messages_in_a_game_ends_the_stream(tmp_path: Path,
                                   rpb.GAME_TERMINATION_FORFEIT)
             await wait_until(lambda: "dropped by the referee" in log_text(a, "hflood"), 30,
                              "the flooded stream to end")
-            text = log_text(a, "hflood")
-            assert "flood stopped after" in text and "flood finished" not in text, text
             flooder = a.pool.instances("hflood")[0]
             assert flooder.process is not None and flooder.process.alive
             assert not flooder.slot.live
@@ -177,7 +177,6 @@ def test_idle_bot_flooding_is_cut_off_at_once(tmp_path: Path) -> None:
                 await bot.go()
                 code, err, _ = await bot.result()
             assert code == 4, err
-            assert "flood stopped after" in err and "flood finished" not in err, err
             assert remote.slot.ever_connected and not remote.slot.live
             assert_ended_as_flood(remote.slot.session)
             await assert_carries_on(a, "g1", TWO, 3, ["random", "random"])
