@@ -8,16 +8,21 @@ store them."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import dataclasses
 import json
+import threading
 from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+from playwright.sync_api import Browser
+from test_live_page import browser as browser  # the module's Chromium (a fixture)
 from test_stats_report import random_row
+from test_web_pages import Tab
 
 from harness.ladder import live as ladder_live
 from harness.ladder.live import LadderLiveServer
@@ -96,7 +101,9 @@ class LiveLadder:
 
 
 def run(test: Callable[[], Coroutine[Any, Any, None]]) -> None:
-    asyncio.run(test())
+    """Run ``test`` in an event loop of its own thread (Playwright's runs in this one)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, test()).result()
 
 
 def test_the_ladder_streams_share_one_view_per_change_and_refuse_clients_over_the_cap(
@@ -184,6 +191,46 @@ def test_the_ladder_page_holds_back_a_deal_set_until_it_is_over(tmp_path: Path) 
             assert (await shown())[0] == "ladder/000000003/t0"
 
     run(test)
+
+
+def test_a_page_refused_for_too_many_viewers_follows_the_ladder_once_there_is_room(
+        tmp_path: Path, browser: Browser) -> None:
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+
+    def call(coroutine: Coroutine[Any, Any, Any]) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, loop).result(WAIT_S)
+
+    async def opened() -> LiveLadder:
+        ladder = LiveLadder(tmp_path)
+        ladder.server.streams.limit = 0  # full: the page's stream is refused
+        return await ladder.__aenter__()
+
+    def connection_is(text: str) -> None:
+        page.wait_for_function(
+            f"() => document.getElementById('connection').textContent === {text!r}",
+            timeout=WAIT_S * 1000)
+
+    ladder = call(opened())
+    tab = Tab(browser)
+    page = tab.page
+    try:
+        page.goto(ladder.url + "/")
+        connection_is("reconnecting...")
+        assert page.evaluate("document.querySelector('main').dataset.updates") == "0"
+        loop.call_soon_threadsafe(setattr, ladder.server.streams, "limit", 1)
+        connection_is("live")  # asked again, without a reload
+        page.wait_for_function(
+            "() => Number(document.querySelector('main').dataset.updates) > 0",
+            timeout=WAIT_S * 1000)
+        assert [e for e in tab.errors if e.startswith("uncaught")] == []
+    finally:
+        page.close()
+        call(ladder.__aexit__())
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(WAIT_S)
+        loop.close()
 
 
 REMOTE_DUPLICATE = """
