@@ -32,6 +32,7 @@ from harness.protocol import ladder as lp
 from harness.referee.arena import Arena
 from harness.rules import Form
 from harness.store import GameRow, ResultsStore
+from harness.tournament import live as tournament_live
 from harness.tournament.feed import MAX_STREAMS
 from harness.tournament.live import LiveServer
 from harness.tournament.runner import store_path
@@ -295,5 +296,39 @@ def test_a_remote_tournament_page_holds_back_a_duplicate_group_until_every_table
                     status, page = await fetch(
                         session, f"{url}/t/dup/replay?game={game.key}")
                     assert status == 200 and game.key in page
+
+    run(test)
+
+
+def test_serve_streams_share_one_view_and_refuse_clients_over_the_cap(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "out" / "dup"
+    folder.mkdir(parents=True)
+    (folder / CONFIG_FILE).write_text(REMOTE_DUPLICATE)
+    builds = 0
+    build = tournament_live.tournament_view
+
+    def counted(service: TournamentService, tournament_id: str) -> dict[str, Any]:
+        nonlocal builds
+        builds += 1
+        return build(service, tournament_id)
+
+    monkeypatch.setattr(tournament_live, "tournament_view", counted)
+
+    async def test() -> None:
+        async with live_serve(tmp_path) as url, aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0)) as session:
+            addresses = [f"{url}/events", f"{url}/t/dup/events"] * ((MAX_STREAMS + 5) // 2 + 1)
+            streams = [await session.get(a) for a in addresses[:MAX_STREAMS + 5]]
+            try:
+                assert [s.status for s in streams].count(503) == 5
+                served = [s for s in streams if s.status == 200]
+                messages = await asyncio.gather(*(read_message(s) for s in served))
+                assert {m[0]["id"] if isinstance(m, list) else m["id"]
+                        for m in messages} == {"dup"}
+                assert builds == 1  # the index and the tournament's page share it
+            finally:
+                for s in streams:
+                    s.close()
 
     run(test)
