@@ -54,7 +54,7 @@ from harness.web.live import index_page, tournament_page
 from harness.web.report import REPLAY_DIR
 
 __all__ = ["HEADERS", "KEEPALIVE_S", "MAX_STREAMS", "MIN_INTERVAL_S", "LiveServer",
-           "LiveSite", "deal_group", "game_view", "html", "latest_shown", "replay_page",
+           "LiveSite", "game_view", "html", "latest_shown", "replay_page",
            "tournament_view"]
 
 RECENT_GAMES = 10
@@ -65,7 +65,7 @@ Held = Callable[[list[GameRow]], Collection[str]]
 """Given stored games, the keys of those a public page must not show yet."""
 
 
-def deal_group(game_key: str) -> str:
+def _group(game_key: str) -> str:
     """The duplicate group (a ladder's deal set) of a game: its key without ``/tN``."""
     return game_key.rsplit("/t", 1)[0]
 
@@ -93,8 +93,8 @@ def _group_holdback(config: TournamentConfig | None, store: ResultsStore,
     tables = int(getattr(config.make_format(), "tables", 1))
 
     def held(rows: list[GameRow]) -> set[str]:
-        stored = collections.Counter(deal_group(k) for k in store.finished_keys(tournament_id))
-        return {r.game_key for r in rows if stored[deal_group(r.game_key)] < tables}
+        stored = collections.Counter(_group(k) for k in store.finished_keys(tournament_id))
+        return {r.game_key for r in rows if stored[_group(r.game_key)] < tables}
 
     return held
 
