@@ -7,7 +7,10 @@ Routes, all ``GET``:
 * ``/events``: its server-sent event stream, one JSON message as soon as the stream
   opens and another after each event of the ladder's feed
   (:class:`~harness.ladder.events.LadderEvents`: a game finished, the ratings moved, a
-  bot connected or was benched) that changed what the page shows; bursts are merged;
+  bot connected or was benched) that changed what the page shows; bursts are merged.
+  The message is built once per change for every client (:mod:`harness.tournament.feed`);
+  at most :data:`~harness.tournament.feed.MAX_STREAMS` streams are open at once, more
+  are answered ``503``;
 * ``/api/ladder``: the same JSON once;
 * ``/replay?game=KEY``: a stored game's replay page, drawn on request.
 
@@ -15,29 +18,26 @@ The JSON is ``id``, ``standings`` (as ``ctl standings --json`` shows them: ``nam
 ``owner``, ``rated``, ``elo``, ``ci95``, ``games``, ``score``, ``sweep``, ``bound``,
 ``retired``, ``benched``, ``inherited_from``) and ``recent`` (the latest games, newest
 first, as on a tournament's page). Tokens, commands and fault texts are never part of
-it.
+it. The games of a deal set are held back until the set is over (complete or cut
+short): they are not among the recent games and their replay is ``404``, since the
+set's tables replay the same deals and a bot must not read the hands it is playing.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 from aiohttp import web
 
 from harness.ladder.runtime import LadderRuntime
-from harness.ladder.service import recent_games, standings
+from harness.ladder.service import standings
+from harness.ladder.sets import set_of
 from harness.protocol.ladder import standing_to_dict
-from harness.tournament.live import (
-    HEADERS,
-    KEEPALIVE_S,
-    MIN_INTERVAL_S,
-    LiveSite,
-    game_view,
-    html,
-    replay_page,
-)
+from harness.store import GameRow
+from harness.tournament.feed import HEADERS, MAX_STREAMS, Feed
+from harness.tournament.live import LiveSite, game_view, html, latest_shown, replay_page
 from harness.web.live import ladder_page
 
 __all__ = ["RECENT_GAMES", "LadderLiveServer", "ladder_view"]
@@ -45,28 +45,41 @@ __all__ = ["RECENT_GAMES", "LadderLiveServer", "ladder_view"]
 RECENT_GAMES = 20
 
 
+def _unfinished(runtime: LadderRuntime, rows: list[GameRow]) -> set[str]:
+    """The keys of those ``rows`` whose deal set is not over yet."""
+    over = runtime.sets.finished(set_of(r.game_key) for r in rows)
+    return {r.game_key for r in rows if set_of(r.game_key) not in over}
+
+
 def ladder_view(runtime: LadderRuntime) -> dict[str, Any]:
     """What the ladder's page shows. Reads the store: call it from a worker thread,
     after :meth:`LadderRuntime.refresh_ratings` in the loop."""
+    recent = latest_shown(runtime.results, runtime.settings.ladder_id, RECENT_GAMES,
+                          lambda rows: _unfinished(runtime, rows))
     return {"id": runtime.settings.ladder_id,
             "standings": [standing_to_dict(s) for s in standings(runtime)],
-            "recent": [game_view(r, "/replay?game=")
-                       for r in recent_games(runtime, RECENT_GAMES)]}
+            "recent": [game_view(r, "/replay?game=") for r in recent]}
 
 
 class LadderLiveServer(LiveSite):
     """The live page of one :class:`LadderRuntime`, served on ``host:port``."""
 
-    def __init__(self, runtime: LadderRuntime, host: str, port: int) -> None:
+    def __init__(self, runtime: LadderRuntime, host: str, port: int, *,
+                 max_streams: int = MAX_STREAMS) -> None:
         self.runtime = runtime
+        self._feed = Feed(self.view, self._changes)
         super().__init__(host, port, [
             web.get("/", self._page), web.get("/events", self._events),
             web.get("/api/ladder", self._json), web.get("/replay", self._replay),
-        ])
+        ], max_streams=max_streams)
 
     async def view(self) -> dict[str, Any]:
         self.runtime.refresh_ratings()  # games not fitted yet, if a refit is due
         return await asyncio.to_thread(ladder_view, self.runtime)
+
+    async def _changes(self) -> AsyncIterator[object]:
+        async for event in self.runtime.events.watch():
+            yield event
 
     # ------------------------------------------------------------------ pages
 
@@ -79,52 +92,15 @@ class LadderLiveServer(LiveSite):
     async def _replay(self, request: web.Request) -> web.Response:
         key = request.query.get("game", "")
         ladder_id = self.runtime.settings.ladder_id
-        return await replay_page(lambda: self.runtime.results.game(ladder_id, key),
-                                 f"no game {key!r} on this ladder")
 
-    # ------------------------------------------------------------------ stream
+        def find() -> GameRow | None:
+            row = self.runtime.results.game(ladder_id, key)
+            return None if row is None or _unfinished(self.runtime, [row]) else row
+
+        return await replay_page(find, f"no game {key!r} on this ladder (the games of a "
+                                       "deal set are shown once the set is over)")
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
-        """Send the view now and again after each event of the ladder's feed, until the
+        """The view now and again after each event of the ladder's feed, until the
         client leaves, the ladder stops or the server stops."""
-        response = web.StreamResponse(headers={**HEADERS,
-                                               "Content-Type": "text/event-stream"})
-        await response.prepare(request)
-        changed = asyncio.Event()
-
-        async def follow() -> None:
-            async for _ in self.runtime.events.watch():
-                changed.set()
-
-        follower = asyncio.ensure_future(follow())
-        await asyncio.sleep(0)  # subscribed before the first view is built
-        sent = ""
-        try:
-            await response.write(b"retry: 2000\n\n")
-            while not self._closing.is_set() and not follower.done():
-                changed.clear()
-                data = json.dumps(await self.view(), separators=(",", ":"))
-                if data != sent:
-                    await response.write(f"data: {data}\n\n".encode())
-                    sent = data
-                if await self._wait(changed, follower):
-                    await asyncio.sleep(MIN_INTERVAL_S)
-                else:
-                    await response.write(b": keep-alive\n\n")
-        except ConnectionResetError:
-            pass  # the client left
-        finally:
-            follower.cancel()
-        return response
-
-    async def _wait(self, changed: asyncio.Event, follower: asyncio.Future[None]) -> bool:
-        """Wait for an event, the feed's or the server's end, or :data:`KEEPALIVE_S`;
-        whether something happened."""
-        waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(changed.wait()),
-                                            asyncio.ensure_future(self._closing.wait())]
-        done, pending = await asyncio.wait([*waits, follower], timeout=KEEPALIVE_S,
-                                           return_when=asyncio.FIRST_COMPLETED)
-        for task in waits:
-            if task in pending:
-                task.cancel()
-        return bool(done)
+        return await self.stream(request, self._feed)

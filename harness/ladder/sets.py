@@ -21,11 +21,16 @@ from harness.ladder.store import LadderStore
 from harness.referee.outcome import Termination
 from harness.store import GameRow
 
-__all__ = ["SetLog", "StoredSet"]
+__all__ = ["SetLog", "StoredSet", "set_of"]
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def set_of(game_key: str) -> str:
+    """The key of the deal set a game belongs to (its key without the ``/tN`` part)."""
+    return game_key.rsplit("/t", 1)[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +69,18 @@ class SetLog:
                 (SetStatus.CUT_SHORT.value, reason, _now(), SetStatus.IN_PROGRESS.value))
             return cursor.rowcount
 
+    def finished(self, keys: Iterable[str]) -> set[str]:
+        """Those of the sets ``keys`` that are over (complete or cut short)."""
+        wanted = sorted(set(keys))
+        if not wanted:
+            return set()
+        with self._store.reading() as conn:
+            rows = conn.execute(
+                f"SELECT key FROM ladder_sets WHERE status != ? "
+                f"AND key IN ({','.join('?' * len(wanted))})",
+                (SetStatus.IN_PROGRESS.value, *wanted)).fetchall()
+        return {k for (k,) in rows}
+
     def sets(self) -> list[StoredSet]:
         with self._store.reading() as conn:
             rows = conn.execute("SELECT key, base_json, status, reason FROM ladder_sets "
@@ -88,8 +105,7 @@ class SetLog:
         status = {s.key: s.status for s in sets}
         kept = []
         for row in rows:
-            group = row.game_key.rsplit("/t", 1)[0]
-            state = status.get(group)
+            state = status.get(set_of(row.game_key))
             if state is SetStatus.COMPLETE or (
                     state is SetStatus.CUT_SHORT and row.termination is Termination.FORFEIT):
                 kept.append(row)

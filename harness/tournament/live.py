@@ -6,7 +6,9 @@ Routes, all ``GET``:
   (:mod:`harness.web.live` draws them);
 * ``/events`` and ``/t/{id}/events``: their server-sent event streams, one JSON message
   as soon as a stream opens and another whenever the data changes (bursts are merged:
-  at most one message per :data:`MIN_INTERVAL_S`);
+  at most one message per :data:`MIN_INTERVAL_S`). The message is built once per change
+  for every client (:mod:`harness.tournament.feed`); at most :data:`MAX_STREAMS` streams
+  are open at once, more are answered ``503``;
 * ``/api/tournaments`` and ``/api/t/{id}``: the same JSON once;
 * ``/t/{id}/replay?game=KEY``: a stored game's replay page, drawn on request;
 * ``/t/{id}/report.html`` and ``/t/{id}/replays/FILE``: the report and replay pages of
@@ -14,7 +16,10 @@ Routes, all ``GET``:
 
 What is shown is what the results already show (names, standings, games): never a
 configuration, a command line, a token or an error text (see
-:meth:`~harness.tournament.service.TournamentService.public_progress`).
+:meth:`~harness.tournament.service.TournamentService.public_progress`). In a tournament
+with remote bots that plays duplicate groups, a game is not shown (not among the recent
+games, and its replay is ``404``) until every table of its group is stored: the tables
+replay the same deals, so a bot playing one table must not read another's hands.
 """
 
 from __future__ import annotations
@@ -22,9 +27,8 @@ from __future__ import annotations
 import asyncio
 import collections
 import datetime as dt
-import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -32,6 +36,16 @@ from urllib.parse import quote
 from aiohttp import web
 
 from harness.store import GameRow, ResultsStore
+from harness.tournament.config import TournamentConfig
+from harness.tournament.feed import (
+    HEADERS,
+    KEEPALIVE_S,
+    MAX_STREAMS,
+    MIN_INTERVAL_S,
+    Feed,
+    StreamLimit,
+    serve_stream,
+)
 from harness.tournament.runner import store_path
 from harness.tournament.service import TournamentService
 from harness.web import replay_html
@@ -39,15 +53,50 @@ from harness.web.data import game_summary
 from harness.web.live import index_page, tournament_page
 from harness.web.report import REPLAY_DIR
 
-__all__ = ["HEADERS", "KEEPALIVE_S", "MIN_INTERVAL_S", "LiveServer", "LiveSite", "game_view",
-           "html", "replay_page", "tournament_view"]
+__all__ = ["HEADERS", "KEEPALIVE_S", "MAX_STREAMS", "MIN_INTERVAL_S", "LiveServer",
+           "LiveSite", "game_view", "html", "latest_shown", "replay_page",
+           "tournament_view"]
 
 RECENT_GAMES = 10
 RATE_WINDOW = 20  # the rate is measured over this many latest games
-MIN_INTERVAL_S = 0.5
-KEEPALIVE_S = 15.0
 _PAGE_FILE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*\.html")
-HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+
+Held = Callable[[list[GameRow]], Collection[str]]
+"""Given stored games, the keys of those a public page must not show yet."""
+
+
+def _group(game_key: str) -> str:
+    """The duplicate group (a ladder's deal set) of a game: its key without ``/tN``."""
+    return game_key.rsplit("/t", 1)[0]
+
+
+def latest_shown(store: ResultsStore, tournament_id: str, count: int,
+                 held: Held) -> list[GameRow]:
+    """The ``count`` most recently stored games that ``held`` lets through, newest
+    first (``held`` is asked after the games are read)."""
+    limit = count
+    while True:
+        rows = store.latest_games(tournament_id, limit)
+        hidden = held(rows)
+        kept = [r for r in rows if r.game_key not in hidden]
+        if len(kept) >= count or len(rows) < limit:
+            return kept[:count]
+        limit *= 2
+
+
+def _group_holdback(config: TournamentConfig | None, store: ResultsStore,
+                    tournament_id: str) -> Held:
+    """What a tournament's pages hold back: with remote bots and duplicate groups, the
+    games of the groups not every table of which is stored yet."""
+    if config is None or not config.duplicate or not any(b.remote for b in config.bots):
+        return lambda rows: ()
+    tables = int(getattr(config.make_format(), "tables", 1))
+
+    def held(rows: list[GameRow]) -> set[str]:
+        stored = collections.Counter(_group(k) for k in store.finished_keys(tournament_id))
+        return {r.game_key for r in rows if stored[_group(r.game_key)] < tables}
+
+    return held
 
 
 def _rate(rows: list[GameRow]) -> float | None:
@@ -75,15 +124,16 @@ def tournament_view(service: TournamentService, tournament_id: str) -> dict[str,
     view = service.public_progress(tournament_id)
     view["id"] = view.pop("tournament_id")
     folder = service.folder(tournament_id)
-    latest: collections.deque[GameRow] = collections.deque(maxlen=RATE_WINDOW)
+    rate: list[GameRow] = []
+    recent: list[GameRow] = []
     path = store_path(folder)
     if path.exists():
         with ResultsStore(path) as store:
-            latest.extend(store.games(tournament_id))
-    rows = list(latest)
-    view["rate"] = _rate(rows)
-    view["recent"] = [game_view(r, f"/t/{tournament_id}/replay?game=")
-                      for r in reversed(rows[-RECENT_GAMES:])]
+            rate = store.latest_games(tournament_id, RATE_WINDOW)
+            held = _group_holdback(service.config_of(tournament_id), store, tournament_id)
+            recent = latest_shown(store, tournament_id, RECENT_GAMES, held)
+    view["rate"] = _rate(rate)
+    view["recent"] = [game_view(r, f"/t/{tournament_id}/replay?game=") for r in recent]
     view["report"] = (f"/t/{tournament_id}/report.html"
                       if (folder / "report.html").is_file() else None)
     return view
@@ -98,12 +148,15 @@ def _summary(view: dict[str, Any]) -> dict[str, Any]:
 
 class LiveSite:
     """Read-only pages on ``host:port`` in the running event loop: ``routes`` and a
-    quiet ``/favicon.ico``. ``_closing`` is set when it stops, to end the streams."""
+    quiet ``/favicon.ico``; at most ``max_streams`` event streams open at once.
+    ``_closing`` is set when it stops, to end the streams."""
 
-    def __init__(self, host: str, port: int, routes: list[web.RouteDef]) -> None:
+    def __init__(self, host: str, port: int, routes: list[web.RouteDef], *,
+                 max_streams: int = MAX_STREAMS) -> None:
         self.host = host
         self.port = port
         self._closing = asyncio.Event()
+        self.streams = StreamLimit(max_streams)
         app = web.Application()
         app.on_shutdown.append(self._on_shutdown)
         app.add_routes([*routes, web.get("/favicon.ico", _no_icon)])
@@ -119,6 +172,10 @@ class LiveSite:
     async def stop(self) -> None:
         await self._runner.cleanup()
 
+    async def stream(self, request: web.Request, feed: Feed) -> web.StreamResponse:
+        """Answer an event stream's client with ``feed``'s messages."""
+        return await serve_stream(request, feed, self.streams, self._closing)
+
     async def _on_shutdown(self, app: web.Application) -> None:
         self._closing.set()  # ends the event streams
 
@@ -130,9 +187,12 @@ async def _no_icon(request: web.Request) -> web.Response:
 class LiveServer(LiveSite):
     """The live pages of one :class:`TournamentService`, served on ``host:port``."""
 
-    def __init__(self, service: TournamentService, host: str, port: int) -> None:
+    def __init__(self, service: TournamentService, host: str, port: int, *,
+                 max_streams: int = MAX_STREAMS) -> None:
         self.service = service
-        self._cache: dict[str, tuple[int, dict[str, Any]]] = {}
+        self._cache: dict[str, tuple[int, asyncio.Future[dict[str, Any]]]] = {}
+        self._index_feed = Feed(self.index, self._changes)
+        self._feeds: dict[str, Feed] = {}
         super().__init__(host, port, [
             web.get("/", self._index), web.get("/events", self._index_events),
             web.get("/api/tournaments", self._index_json),
@@ -141,22 +201,30 @@ class LiveServer(LiveSite):
             web.get("/t/{id}/replay", self._replay),
             web.get("/t/{id}/report.html", self._report),
             web.get("/t/{id}/" + REPLAY_DIR + "/{file}", self._report_replay),
-        ])
+        ], max_streams=max_streams)
 
     # ------------------------------------------------------------------ data
 
     async def view(self, tournament_id: str) -> dict[str, Any]:
-        """A tournament's view, computed again only when it has changed."""
+        """A tournament's view, built again only when it has changed (once, however
+        many ask for it at the same time)."""
         version = self.service.version_of(tournament_id)
         cached = self._cache.get(tournament_id)
-        if cached is not None and cached[0] == version:
-            return cached[1]
-        view = await asyncio.to_thread(tournament_view, self.service, tournament_id)
-        self._cache[tournament_id] = (version, view)
-        return view
+        if cached is None or cached[0] != version or (
+                cached[1].done() and cached[1].exception() is not None):
+            built = asyncio.ensure_future(
+                asyncio.to_thread(tournament_view, self.service, tournament_id))
+            cached = self._cache[tournament_id] = (version, built)
+        return await asyncio.shield(cached[1])
 
     async def index(self) -> list[dict[str, Any]]:
         return [_summary(await self.view(tid)) for tid in self.service.tournament_ids()]
+
+    async def _changes(self) -> AsyncIterator[int]:
+        seen = self.service.changes
+        while True:
+            seen = await self.service.wait_change(seen)
+            yield seen
 
     def _tournament_id(self, request: web.Request) -> str:
         tid = request.match_info["id"]
@@ -189,9 +257,12 @@ class LiveServer(LiveSite):
             if not path.exists():
                 return None
             with ResultsStore(path) as store:
-                return store.game(tid, key)
+                row = store.game(tid, key)
+                held = _group_holdback(self.service.config_of(tid), store, tid)
+                return None if row is None or key in held([row]) else row
 
-        return await replay_page(find, f"no game {key!r} in tournament {tid!r}")
+        return await replay_page(find, f"no game {key!r} in tournament {tid!r} (a game of "
+                                       "a duplicate group is shown once the group is over)")
 
     async def _report(self, request: web.Request) -> web.FileResponse:
         return self._file(self.service.folder(self._tournament_id(request)) / "report.html")
@@ -213,46 +284,14 @@ class LiveServer(LiveSite):
     # ------------------------------------------------------------------ streams
 
     async def _index_events(self, request: web.Request) -> web.StreamResponse:
-        return await self._stream(request, self.index)
+        return await self.stream(request, self._index_feed)
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
         tid = self._tournament_id(request)
-        return await self._stream(request, lambda: self.view(tid))
-
-    async def _stream(self, request: web.Request,
-                      build: Callable[[], Awaitable[object]]) -> web.StreamResponse:
-        """Send ``build()`` now and again after each change, until the client leaves or
-        the server stops."""
-        response = web.StreamResponse(headers={**HEADERS,
-                                               "Content-Type": "text/event-stream"})
-        await response.prepare(request)
-        sent = ""
-        try:
-            await response.write(b"retry: 2000\n\n")
-            while not self._closing.is_set():
-                seen = self.service.changes
-                data = json.dumps(await build(), separators=(",", ":"))
-                if data != sent:
-                    await response.write(f"data: {data}\n\n".encode())
-                    sent = data
-                if await self._wait_change(seen):
-                    await asyncio.sleep(MIN_INTERVAL_S)
-                else:
-                    await response.write(b": keep-alive\n\n")
-        except ConnectionResetError:
-            pass  # the client left
-        return response
-
-    async def _wait_change(self, seen: int) -> bool:
-        """Wait for a change after ``seen``, the server's stop or :data:`KEEPALIVE_S`;
-        whether something happened."""
-        waits = [asyncio.ensure_future(self.service.wait_change(seen)),
-                 asyncio.ensure_future(self._closing.wait())]
-        done, pending = await asyncio.wait(waits, timeout=KEEPALIVE_S,
-                                           return_when=asyncio.FIRST_COMPLETED)
-        for task in pending:
-            task.cancel()
-        return bool(done)
+        feed = self._feeds.get(tid)
+        if feed is None:
+            feed = self._feeds[tid] = Feed(lambda: self.view(tid), self._changes)
+        return await self.stream(request, feed)
 
 
 async def replay_page(find: Callable[[], GameRow | None], missing: str) -> web.Response:

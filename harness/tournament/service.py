@@ -198,6 +198,16 @@ class TournamentService:
         data["detail"] = entry.runner.state.status if entry is not None else ""
         return data
 
+    def config_of(self, tournament_id: str) -> TournamentConfig | None:
+        """A tournament's configuration; None if its saved one cannot be read."""
+        entry = self._entries.get(tournament_id)
+        if entry is not None:
+            return entry.config
+        try:
+            return self._load(tournament_id)
+        except (HarnessError, OSError, ValueError):
+            return None
+
     def version_of(self, tournament_id: str) -> int:
         """A tournament's version: a view built at one version stays true until the
         version moves (-1: stored by an earlier run, and not run since)."""

@@ -233,12 +233,20 @@ LIVE_JS = """
 
   const draw = { index: drawIndex, tournament: drawTournament,
                  ladder: drawLadder }[main.dataset.page];
-  const source = new EventSource(main.dataset.stream);
-  source.onopen = () => { $("connection").textContent = "live"; };
-  source.onerror = () => { $("connection").textContent = "reconnecting..."; };
-  source.onmessage = (event) => {
-    draw(JSON.parse(event.data));
-    main.dataset.updates = String(Number(main.dataset.updates) + 1);
-  };
+  function follow() {
+    const source = new EventSource(main.dataset.stream);
+    source.onopen = () => { $("connection").textContent = "live"; };
+    source.onerror = () => {
+      $("connection").textContent = "reconnecting...";
+      // Refused (the server holds as many streams as it serves): the browser gives up,
+      // so ask again a little later.
+      if (source.readyState === EventSource.CLOSED) setTimeout(follow, 10000);
+    };
+    source.onmessage = (event) => {
+      draw(JSON.parse(event.data));
+      main.dataset.updates = String(Number(main.dataset.updates) + 1);
+    };
+  }
+  follow();
 })();
 """
