@@ -29,18 +29,19 @@ def lock_path(store: Path) -> Path:
 
 
 @contextlib.contextmanager
-def exclusive_writer(store: Path) -> Iterator[None]:
+def exclusive_writer(store: Path, what: str = "run") -> Iterator[None]:
     """Hold the store's writer lock for the duration of the block. Raises StoreError at
-    once (it never waits) when another process holds it."""
+    once (it never waits) when another process holds it; the error calls the holder
+    ``what`` (a run, a ladder)."""
     path = lock_path(store).resolve()
-    _acquire(path)
+    _acquire(path, what)
     try:
         yield
     finally:
         _release(path)
 
 
-def _acquire(path: Path) -> None:
+def _acquire(path: Path, what: str) -> None:
     with _guard:
         if path in _held:
             fd, users = _held[path]
@@ -57,8 +58,8 @@ def _acquire(path: Path) -> None:
             holder = _read_holder(fd)
             os.close(fd)
             raise StoreError(
-                f"another run is using the results store {path.with_suffix('')} "
-                f"(its lock {path} is held{holder}): wait for that run to end, or give "
+                f"another {what} is using the results store {path.with_suffix('')} "
+                f"(its lock {path} is held{holder}): wait for that {what} to end, or give "
                 f"this one another output folder") from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)

@@ -112,3 +112,18 @@ def test_standings_from_the_store_show_ratings_sweeps_and_every_note(
     assert re.fullmatch(r"- +0 +benched: 3 faulted games in the last 3: timeout x3",
                         lines["dan"])
     assert re.fullmatch(r"- +0 +retired", lines["eve"])
+
+
+def test_a_bot_with_too_few_seats_for_one_game_is_refused_at_registration(
+        tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="needs a concurrency of at least 2; got 1"):
+        _ladder(tmp_path, "register", "lonely", "--owner", "me", "--concurrency", "1")
+    with LadderStore(tmp_path / "out" / "ladder.sqlite") as store:
+        assert [e.name for e in Registry(store).entrants()] == []
+
+
+def test_ctl_takes_json_before_or_after_its_command() -> None:
+    parser = build_parser()
+    assert parser.parse_args(["ctl", "games", "--limit", "3", "--json"]).json
+    assert parser.parse_args(["ctl", "--json", "standings"]).json
+    assert not parser.parse_args(["ctl", "standings"]).json

@@ -6,9 +6,11 @@ plays on."""
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
-from serve_support import Ladder, end, random_bots
+from serve_support import REPO, WAIT_S, Ladder, end, random_bots
 
 from harness.ladder.matchmaking import SetStatus
 from harness.ladder.ratings import LadderRatings
@@ -67,3 +69,22 @@ def test_kill_9_and_restart_keeps_everything_finished(tmp_path: Path) -> None:
     assert not any(r.game_key.rsplit("/t", 1)[0] in cut and r.termination.value == "normal"
                    for r in counted)
     assert fitted is not None and "visitor" in fitted.elo
+
+
+def test_a_second_ladder_on_the_same_store_is_refused_and_the_first_plays_on(
+        tmp_path: Path) -> None:
+    first = Ladder(tmp_path)
+    try:
+        second = subprocess.run(
+            [sys.executable, "-m", "harness", "ladder", str(first.config), "--port", "0"],
+            cwd=REPO, env=first.env, capture_output=True, text=True, timeout=WAIT_S)
+        assert second.returncode == 2
+        assert "another ladder is using the results store" in second.stderr
+        assert "Traceback" not in second.stderr
+        # registering while it runs is still fine: only running a ladder is exclusive
+        assert first.register("late").startswith("eh_")
+        first.wait_for(lambda: first.sets_played("random") >= 1, "a set played")
+        assert first.stop() == 0
+    finally:
+        first.kill()
+    assert "UNIQUE constraint" not in first.stderr

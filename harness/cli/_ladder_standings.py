@@ -14,7 +14,7 @@ from harness.results.rating import rating_text
 
 __all__ = ["elo_text", "note", "standings_table"]
 
-HEADERS = ("bot", "owner", "elo", "games", "")
+HEADERS = ("bot", "owner", "elo", "games", "note")
 
 
 def elo_text(row: Mapping[str, Any]) -> str:

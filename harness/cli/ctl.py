@@ -74,6 +74,9 @@ def register(sub: Any) -> None:
     def command(name: str, text: str) -> argparse.ArgumentParser:
         parser: argparse.ArgumentParser = csub.add_parser(
             name, help=text, description=text[0].upper() + text[1:] + ".")
+        parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                            help="print each answer as one line of JSON (also before "
+                                 "the command)")
         return parser
 
     command("bots", "list the bot sessions the referee knows")
@@ -125,8 +128,8 @@ def _explain(error: grpc.aio.AioRpcError, address: str, timeout: float,
     code = error.code()
     if code is grpc.StatusCode.UNAVAILABLE:
         hint = "" if tls else f"; a referee that serves TLS needs --tls-ca or ${TLS_CA_ENV}"
-        return (f"cannot reach a referee at {address} (is euchre-harness serve running "
-                f"there? set --address or ${ADDRESS_ENV}{hint})")
+        return (f"cannot reach a referee at {address} (is euchre-harness serve or ladder "
+                f"running there? set --address or ${ADDRESS_ENV}{hint})")
     if code is grpc.StatusCode.DEADLINE_EXCEEDED:
         return f"no answer from the referee at {address} within {timeout:g}s"
     if code is grpc.StatusCode.UNIMPLEMENTED:

@@ -67,7 +67,8 @@ STORE_NAME = "ladder.sqlite"
 def register(sub: Any) -> None:
     """Add the ``ladder`` command to the CLI's subparsers."""
     p = sub.add_parser("ladder", help="run a standing ladder, or manage its bots",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=(__doc__ or "").replace("``", "`"),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("config", type=Path, help="the ladder's configuration (TOML)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument("--port", type=int, default=50051, help="port to listen on (0: any)")
@@ -167,8 +168,7 @@ def _act(args: argparse.Namespace, settings: LadderSettings) -> int:
         if args.action == "register":
             entrant, token = registry.register(
                 args.name, args.owner or default_owner(), description=args.description,
-                concurrency=settings.seats_per_bot if args.concurrency is None
-                else args.concurrency)
+                concurrency=settings.concurrency_for(args.concurrency))
             _show_token(entrant.name, token)
         elif args.action == "new-version":
             entrant, token = registry.new_version(args.name)
@@ -196,14 +196,21 @@ def _run(settings: LadderSettings, http: tuple[str, int] | None) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        runtime = LadderRuntime(settings, stop=stop, on_listen=lambda address: print(
-            f"ladder on {address}{' with TLS' if settings.tls else ''}; store {settings.store}",
-            file=sys.stderr, flush=True))
+
+        def listening(address: str) -> None:
+            cluster = runtime.cluster
+            print(f"ladder on {address}{' with TLS' if settings.tls else ''}; store "
+                  f"{settings.store}{f'; house sets on {cluster.where}' if cluster else ''}",
+                  file=sys.stderr, flush=True)
+
+        runtime = LadderRuntime(settings, stop=stop, on_listen=listening)
         live = None if http is None else LadderLiveServer(runtime, *http)
         try:
             if live is not None:
                 print(f"live page on {await live.start()}", file=sys.stderr, flush=True)
             await runtime.run()
+            print("ladder stopped; run the same command to go on", file=sys.stderr,
+                  flush=True)
         finally:
             if live is not None:
                 await live.stop()

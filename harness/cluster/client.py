@@ -35,7 +35,7 @@ from harness.cluster.worker import (
 from harness.errors import ClusterError, ClusterLost
 from harness.referee.outcome import GameResult
 
-__all__ = ["ClusterPlayer", "Placed"]
+__all__ = ["ClusterPlayer", "Placed", "where"]
 
 CONNECT_TIMEOUT = 30.0
 """Seconds to wait for the scheduler, and for its first worker."""
@@ -61,6 +61,13 @@ def _quiet_dask() -> dict[str, int]:
     return levels
 
 
+def where(scheduler: str | None, workers: int) -> str:
+    """The cluster, as messages name it: its scheduler's address, or the local one."""
+    if scheduler:
+        return scheduler
+    return f"a local cluster of {workers} worker{'' if workers == 1 else 's'}"
+
+
 class ClusterPlayer:
     """Plays games on a Dask cluster. Use as ``async with``; ``scheduler`` is the address
     of a running scheduler, or ``workers`` the number of local worker processes to start
@@ -83,7 +90,7 @@ class ClusterPlayer:
 
     @property
     def where(self) -> str:
-        return self.scheduler or f"a local cluster of {self.workers} workers"
+        return where(self.scheduler, self.workers)
 
     async def __aenter__(self) -> ClusterPlayer:
         distributed = _distributed()

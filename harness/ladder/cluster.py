@@ -29,7 +29,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.cluster.client import ClusterPlayer
+from harness.cluster.client import ClusterPlayer, where
 from harness.cluster.worker import ArenaSpec, GameOrder
 from harness.errors import ClusterError, ClusterLost
 from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, TimeControl
@@ -62,7 +62,7 @@ class HouseCluster:
 
     @property
     def where(self) -> str:
-        return self.scheduler or f"a local cluster of {self.workers} workers"
+        return where(self.scheduler, self.workers)
 
     @property
     def up(self) -> bool:

@@ -205,7 +205,7 @@ class Registry:
         if not isinstance(name, str) or not _BASE_NAME.fullmatch(name):
             raise ConfigError("name", "1 to 48 letters, digits, '_', '.' or '-', starting "
                                       f"with a letter or digit; got {name!r} (register a "
-                                      "new version of a bot with new_version)")
+                                      "new version of a bot with new-version)")
         owner = _check_text("owner", owner, limit=200, empty=False)
         description = _check_text("description", description, limit=2000, empty=True)
         concurrency = _check_concurrency(concurrency)

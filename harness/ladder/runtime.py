@@ -57,6 +57,7 @@ from harness.referee.session import Session, Slot
 from harness.results.rows import to_row
 from harness.rules.config import RulesConfig
 from harness.store import ResultsStore
+from harness.store_lock import exclusive_writer
 from harness.tournament.schedule import ScheduledGame
 
 __all__ = ["HOUSE_OWNER", "LadderRuntime", "LadderSettings"]
@@ -104,6 +105,19 @@ class LadderSettings:
     def seats_per_bot(self) -> int:
         """Seats each bot holds in one game: 2 with same-bot partnerships, else 1."""
         return Matchmaker(self.rules.form, partnerships=self.partnerships).seats_per_bot
+
+    def concurrency_for(self, requested: int | None) -> int:
+        """The concurrency of a bot registered asking for ``requested`` (None or 0: the
+        seats of one game). ConfigError if that is too few for one game: such a bot
+        would connect and never play."""
+        seats = self.seats_per_bot
+        concurrency = requested or seats
+        if concurrency < seats:
+            raise ConfigError("concurrency", f"a bot holds {seats} seats in a game of this "
+                                             f"ladder (it partners itself), so it needs a "
+                                             f"concurrency of at least {seats}; got "
+                                             f"{concurrency}")
+        return concurrency
 
 
 def secret_seed(deal_key: str, seed: int) -> int:
@@ -370,7 +384,12 @@ class LadderRuntime:
     # ------------------------------------------------------------------ loop
 
     async def run(self) -> None:
-        """Play until ``stop`` is set; running sets are then interrupted (cut short)."""
+        """Play until ``stop`` is set; running sets are then interrupted (cut short).
+        One ladder at a time per store: a second process is refused (StoreError)."""
+        with exclusive_writer(self.settings.store, "ladder"):
+            await self._run()
+
+    async def _run(self) -> None:
         s = self.settings
         self._restore()
         arena = Arena(log_dir=s.log_dir, host=s.host, port=s.port, tls=s.tls,

@@ -96,10 +96,10 @@ class LadderServicer(lp.LadderServiceServicer):
 
     async def RegisterBot(self, request: lp.RegisterBotRequest,
                           context: Context) -> lp.RegisterBotResponse:
-        concurrency = request.concurrency or self.runtime.settings.seats_per_bot
+        settings = self.runtime.settings
         entrant, token = await self._call(context, lambda: self.runtime.registry.register(
             request.name, request.owner, description=request.description,
-            concurrency=concurrency))
+            concurrency=settings.concurrency_for(request.concurrency)))
         self.runtime.wake()
         return lp.RegisterBotResponse(bot=bot_message(entrant), token=token.reveal())
 
