@@ -79,6 +79,6 @@ def test_ctl_reports_an_unreachable_referee_in_one_line(tmp_path: Path) -> None:
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert lines == [f"euchre-harness ctl: error: cannot reach a referee at {address} (is "
-                     f"euchre-harness serve running there? set --address or "
+                     f"euchre-harness serve or ladder running there? set --address or "
                      f"$EUCHRE_REFEREE_ADDRESS; a referee that serves TLS needs --tls-ca "
                      f"or $EUCHRE_TLS_CA)"]
