@@ -6,6 +6,7 @@
     ├── ReplayError (ValueError)          a game record that does not replay
     ├── ProtocolError                     the gRPC conversation went wrong
     │   ├── HandshakeRefused              version, token or capability refused
+    │   ├── RefereeRestarting             the referee stops and will start again
     │   └── ProtocolViolation             wrong request id, malformed or illegal reply
     ├── BotError                          a bot process or connection failed
     │   ├── BotStartupError               never connected / handshake timed out
@@ -66,6 +67,15 @@ class HandshakeRefused(ProtocolError):
         self.reason = reason
         self.detail = detail
         super().__init__(f"handshake refused ({reason}): {detail}")
+
+
+class RefereeRestarting(ProtocolError):
+    """The referee said it is stopping and will start again on the same address (a
+    standing ladder being restarted): the bot should reconnect, not exit."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"the referee is restarting: {reason}")
 
 
 class ProtocolViolation(ProtocolError):

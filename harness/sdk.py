@@ -23,9 +23,13 @@ them as ``self.rules``::
 (``EUCHRE_REFEREE_ADDRESS``, ``EUCHRE_BOT_TOKEN``) or from ``--address``/``--token``,
 dials (with TLS when given the CA certificate that signed the referee's certificate:
 ``--tls-ca FILE`` or ``EUCHRE_TLS_CA``), completes the handshake and plays until the
-referee closes the stream. It
-reconnects (with backoff) when the connection drops, and exits with status 2 when the
-referee refuses the handshake. It takes only ``--address``, ``--token``, ``--name``
+referee closes the stream or says it shuts down (status 0). It reconnects (with backoff,
+for up to 30 s without a Welcome) when the connection drops, when the referee's
+``Shutdown`` says it is restarting (a standing ladder), and when a handshake is refused
+with ``SHUTTING_DOWN``; it exits with status 2 when the referee refuses the handshake
+for any other reason, and with status 1 when it gives up reconnecting. SIGINT (Ctrl-C)
+and SIGTERM end it quietly: the stream is closed, and it exits with status 130 or 143
+(128 + the signal's number). It takes only ``--address``, ``--token``, ``--name``
 and ``--tls-ca`` from the command line and leaves every other argument alone, so a bot
 may have flags of its own (parse them with ``parse_known_args``, or pass ``run`` an
 explicit ``argv``).
@@ -49,13 +53,15 @@ import argparse
 import asyncio
 import logging
 import os
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
+from typing import Any
 
 import grpc
 
-from harness.errors import HandshakeRefused
+from harness.errors import HandshakeRefused, RefereeRestarting
 from harness.protocol import (
     ConnectRequest,
     ConnectResponse,
@@ -65,6 +71,7 @@ from harness.protocol import (
     RefereeServiceStub,
     convert,
     messages,
+    rpb,
 )
 from harness.protocol.tls import TLS_CA_ENV, ca_file, dial
 from harness.rules.actions import Action
@@ -145,8 +152,9 @@ class Bot:
 async def play_session(bot: Bot, address: str, token: str,
                        welcomed: list[bool] | None = None, *, tls_ca: Path | None = None) -> str:
     """One connection (TLS trusting ``tls_ca`` if given): handshake, then play until the
-    stream ends. Returns why it ended. Raises HandshakeRefused, or grpc.aio.AioRpcError
-    if the connection fails."""
+    stream ends. Returns why it ended. Raises HandshakeRefused, RefereeRestarting (the
+    referee stops and will start again), or grpc.aio.AioRpcError if the connection
+    fails."""
     async with dial(address, tls_ca) as channel:
         call = RefereeServiceStub(channel).Connect()
         await call.write(messages.hello(bot.name, bot.version, token, forms=bot.forms,
@@ -199,6 +207,8 @@ class _Handler:
             raise HandshakeRefused(messages.refusal_reason_name(msg.refusal.reason),
                                    msg.refusal.detail)
         elif which == "shutdown":
+            if msg.shutdown.restarting:
+                raise RefereeRestarting(msg.shutdown.reason)
             self.ended = f"shutdown: {msg.shutdown.reason}"
         elif which == "fault":
             log.warning("fault: %s", msg.fault.detail)
@@ -208,8 +218,9 @@ class _Handler:
 async def run_async(bot: Bot, address: str, token: str, *, reconnect: bool = True,
                     give_up_after: float = 30.0, tls_ca: Path | None = None) -> int:
     """Play sessions until the referee ends one normally (0), refuses us (2), or cannot
-    be reached for ``give_up_after`` seconds (1). A dropped connection is retried with
-    exponential backoff."""
+    be reached for ``give_up_after`` seconds (1). A dropped connection, a referee that
+    says it is restarting and a ``SHUTTING_DOWN`` refusal are retried with exponential
+    backoff; a session that was welcomed starts a fresh ``give_up_after`` budget."""
     delay = 0.1
     waited = 0.0
     while True:
@@ -219,21 +230,29 @@ async def run_async(bot: Bot, address: str, token: str, *, reconnect: bool = Tru
             log.info("%s", why)
             return 0
         except HandshakeRefused as e:
-            print(f"{bot.name}: {e}", file=sys.stderr)
-            return 2
+            if e.reason != _SHUTTING_DOWN:
+                print(f"{bot.name}: {e}", file=sys.stderr)
+                return 2
+            failure = str(e)  # a referee on its way down: it may be back soon
+        except RefereeRestarting as e:
+            log.warning("%s: %s; reconnecting", bot.name, e)
+            failure = str(e)
         except grpc.aio.AioRpcError as e:
             if e.code() in _REFUSED:
                 print(f"{bot.name}: refused: {e.details()}", file=sys.stderr)
                 return 2
-            if welcomed:  # the connection worked, then dropped: a fresh retry budget
-                delay, waited = 0.1, 0.0
-            if not reconnect or waited >= give_up_after:
-                print(f"{bot.name}: connection failed: {e.code().name}: {e.details()}",
-                      file=sys.stderr)
-                return 1
-            await asyncio.sleep(delay)
-            waited += delay
-            delay = min(delay * 2, 2.0)
+            failure = f"connection failed: {e.code().name}: {e.details()}"
+        if welcomed:  # the connection worked, then ended: a fresh retry budget
+            delay, waited = 0.1, 0.0
+        if not reconnect or waited >= give_up_after:
+            print(f"{bot.name}: {failure}", file=sys.stderr)
+            return 1
+        await asyncio.sleep(delay)
+        waited += delay
+        delay = min(delay * 2, 2.0)
+
+
+_SHUTTING_DOWN = messages.refusal_reason_name(rpb.REFUSAL_REASON_SHUTTING_DOWN)
 
 
 _REFUSED = frozenset({grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.FAILED_PRECONDITION,
@@ -264,4 +283,30 @@ def run(bot: Bot, argv: Sequence[str] | None = None) -> None:
     tls_ca = ca_file(args.tls_ca)
     if tls_ca is not None and not tls_ca.is_file():
         ap.error(f"no CA file {tls_ca} (--tls-ca or {TLS_CA_ENV})")
-    sys.exit(asyncio.run(run_async(bot, args.address, args.token, tls_ca=tls_ca)))
+    sys.exit(asyncio.run(_until_signalled(run_async(bot, args.address, args.token,
+                                                     tls_ca=tls_ca))))
+
+
+async def _until_signalled(play: Coroutine[Any, Any, int]) -> int:
+    """Run ``play``; SIGINT or SIGTERM cancels it (which closes its stream and channel)
+    and makes the status 128 + the signal's number, with no traceback."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(play)
+    caught: list[int] = []
+
+    def stop(signum: int) -> None:
+        caught.append(signum)
+        task.cancel()
+
+    signals = (signal.SIGINT, signal.SIGTERM)
+    for signum in signals:
+        loop.add_signal_handler(signum, stop, signum)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if not caught:
+            raise
+        return 128 + caught[0]
+    finally:
+        for signum in signals:
+            loop.remove_signal_handler(signum)

@@ -1,4 +1,8 @@
-"""``euchre-harness match --bot NAME=COMMAND ...``: a few games between one to four bots."""
+"""``euchre-harness match --bot NAME=COMMAND ...``: a few games between one to four bots.
+
+A bot that fails to start ``--max-startup-failures`` games in a row (a typo in its
+command) stops the match with :class:`StartupFailuresError`, as it stops ``run``: one
+line naming the bot, the reason and the first lines of its log (exit status 2)."""
 
 from __future__ import annotations
 
@@ -14,13 +18,14 @@ from typing import Any
 from harness.cli.common import check_listen, port_number, split_assignment, writable_folder
 from harness.errors import ConfigError, HarnessError
 from harness.referee.arena import Arena
-from harness.referee.outcome import FaultPolicy, GameResult, TimeControl
+from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.referee.seating import match_seats, match_seed
 from harness.rules.config import RulesConfig
 from harness.tournament.config import rules_from_table
-from harness.tournament.options import parse_text
+from harness.tournament.options import default, parse_text
+from harness.tournament.runner import StartupFailuresError, startup_failures_message
 
 DEFAULT_GAMES = 2
 
@@ -53,6 +58,10 @@ def register(sub: Any) -> None:
     m.add_argument("--log-dir", default="results/logs",
                    help="bot stdout/stderr logs (default results/logs)")
     m.add_argument("--json", action="store_true", help="print each game record as JSON")
+    limit = default("max_startup_failures")
+    m.add_argument("--max-startup-failures", type=int, default=limit, metavar="N",
+                   help="stop the match when one bot fails to start N games in a row "
+                        f"(default {limit}; 0: never stop)")
     m.set_defaults(handler=cmd_match)
 
 
@@ -100,6 +109,9 @@ def describe(result: GameResult, index: int) -> str:
 def cmd_match(args: argparse.Namespace) -> int:
     if args.games < 1:
         raise ConfigError("--games", f"must be at least 1; got {args.games}")
+    if args.max_startup_failures < 0:
+        raise ConfigError("--max-startup-failures",
+                          f"must be at least 0; got {args.max_startup_failures}")
     check_listen(args.host, args.port)
     writable_folder(Path(args.log_dir), "--log-dir")
     return asyncio.run(_match(args))
@@ -114,6 +126,7 @@ async def _match(args: argparse.Namespace) -> int:
     match_seats(rules.form, names, 0)  # validates the number of bots
     log_dir = Path(args.log_dir)
     wins = dict.fromkeys(names, 0)
+    streaks = dict.fromkeys(names, 0)  # games in a row each bot failed to start
     async with Arena(log_dir=log_dir, host=args.host, port=args.port) as arena:
         for e in entrants:
             arena.add(e, max(1, match_seats(rules.form, names, 0).count(e.name)), rules)
@@ -131,6 +144,21 @@ async def _match(args: argparse.Namespace) -> int:
                 print(json.dumps(result.record, separators=(",", ":")))
             else:
                 print(describe(result, i), flush=True)
+            _check_startup(arena, result, streaks, args.max_startup_failures)
     if not args.json:
         print("wins: " + ", ".join(f"{n} {w}" for n, w in wins.items()))
     return 0
+
+
+def _check_startup(arena: Arena, result: GameResult, streaks: dict[str, int],
+                   limit: int) -> None:
+    """Count each seated bot's start-up failures in a row; raise StartupFailuresError
+    when one reaches ``limit`` (0: never)."""
+    failed = {f.bot for f in result.faults if f.kind is FaultKind.STARTUP_FAILURE}
+    for bot in set(result.seats):
+        streaks[bot] = streaks[bot] + 1 if bot in failed else 0
+        if limit and streaks[bot] >= limit:
+            path, head = arena.log_head(bot)
+            raise StartupFailuresError(startup_failures_message(
+                bot, limit, result, (str(path) if path else "", head),
+                stops="the match stops"))

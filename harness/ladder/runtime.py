@@ -395,6 +395,7 @@ class LadderRuntime:
         arena = Arena(log_dir=s.log_dir, host=s.host, port=s.port, tls=s.tls,
                       startup_timeout=s.startup_timeout)
         arena.server.operator_token = s.operator_token
+        arena.server.restarts = True  # a standing ladder: its bots come back when it does
         servicer = LadderServicer(self, arena.server)
         arena.server.add_service(lp.SERVICE_NAME,
                                  lambda server: lp.add_to_server(servicer, server))

@@ -77,8 +77,10 @@ def refusal(reason: rpb.RefusalReason.ValueType, detail: str) -> rpb.ConnectResp
     return rpb.ConnectResponse(refusal=rpb.Refusal(reason=reason, detail=detail))
 
 
-def shutdown(reason: str) -> rpb.ConnectResponse:
-    return rpb.ConnectResponse(shutdown=rpb.Shutdown(reason=reason))
+def shutdown(reason: str, *, restarting: bool = False) -> rpb.ConnectResponse:
+    """The referee stops; ``restarting``: it is a standing one that will start again, so
+    the bot should reconnect rather than exit."""
+    return rpb.ConnectResponse(shutdown=rpb.Shutdown(reason=reason, restarting=restarting))
 
 
 def bundle(messages: Sequence[rpb.ConnectResponse]) -> rpb.ConnectResponse:

@@ -215,6 +215,9 @@ class RefereeServer:
         self.max_message_bytes = max_message_bytes
         self.registry = Registry()
         self.shutting_down = False
+        # A standing referee (a ladder) that is expected to start again: its Shutdown
+        # tells bots so, and they reconnect instead of exiting.
+        self.restarts = False
         # Operator calls: with a token, only callers presenting it ("authorization:
         # Bearer TOKEN" metadata); without one, only callers on this machine.
         self.operator_token = operator_token
@@ -331,7 +334,8 @@ class RefereeServer:
             if s is not None and not s.closed.is_set():
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(
-                        s.send(messages.shutdown("the referee is shutting down")), 1.0)
+                        s.send(messages.shutdown("the referee is shutting down",
+                                                 restarting=self.restarts)), 1.0)
                 s.close("referee shutdown")
         await self._server.stop(grace)
         self._server = None

@@ -295,18 +295,29 @@ class TournamentRunner:
                   log: tuple[str, str] | None) -> None:
         """Stop the run: ``bot`` failed to start too many times in a row (on the cluster
         worker ``where``). Running games are interrupted (played again on resume)."""
-        detail = next(f.detail for f in result.faults if f.kind is FaultKind.STARTUP_FAILURE)
-        why = detail.split("startup_failure: ", 1)[-1].splitlines()[0]
-        why = why.removeprefix(f"{bot}: ").removesuffix("; log tail:")
         on = f" on worker {where}" if where else ""
-        message = (f"bot {bot!r} failed to start {self.max_startup_failures} times in a row"
-                   f"{on} ({why}); the run stops and its forfeits are not stored")
-        log_path, head = log or ("", "")
-        if head:
-            quoted = " | ".join(line.strip() for line in head.splitlines())
-            message += f"; its log {log_path} begins: {quoted}"
-        self._failure = message
+        self._failure = startup_failures_message(
+            bot, self.max_startup_failures, result, log, on=on,
+            stops="the run stops and its forfeits are not stored")
         player.stop()
+
+
+def startup_failures_message(bot: str, times: int, result: GameResult,
+                             log: tuple[str, str] | None, *, on: str = "",
+                             stops: str) -> str:
+    """The one line that says ``bot`` failed to start ``times`` times in a row (``on``:
+    where, e.g. " on worker W"), why (from the last ``result``'s start-up fault), what
+    ``stops``, and the first lines of its log (``log``: its path and head)."""
+    detail = next(f.detail for f in result.faults
+                  if f.kind is FaultKind.STARTUP_FAILURE and f.bot == bot)
+    why = detail.split("startup_failure: ", 1)[-1].splitlines()[0]
+    why = why.removeprefix(f"{bot}: ").removesuffix("; log tail:")
+    message = f"bot {bot!r} failed to start {times} times in a row{on} ({why}); {stops}"
+    log_path, head = log or ("", "")
+    if head:
+        quoted = " | ".join(line.strip() for line in head.splitlines())
+        message += f"; its log {log_path} begins: {quoted}"
+    return message
 
 
 def _chain(first: ScheduledGame, rest: Iterator[ScheduledGame]) -> Iterator[ScheduledGame]:

@@ -9,7 +9,8 @@
 //   2. send a Hello (protocol version, name, version, the seat token);
 //   3. answer every decision_request with a decision_reply carrying the same
 //      request_id and one of the legal_actions, copied as received;
-//   4. stop when the referee ends the stream (or says shutdown).
+//   4. stop when the referee ends the stream or says shutdown, except when the shutdown
+//      says `restarting` (a standing ladder): then reconnect, as after a lost connection.
 //
 // Configuration (the referee sets the environment variables when it starts the bot):
 //   EUCHRE_REFEREE_ADDRESS  or --address HOST:PORT   where to dial (required)
@@ -19,8 +20,9 @@
 //                                                    certificate (PEM); unset: plaintext
 //   EUCHRE_BOT_SEED                                  a seed, for reproducible play
 //
-// Exit status: 0 when the referee ends the stream, 2 when it refuses the handshake,
-// 1 when it cannot be reached for about 30 seconds.
+// Exit status: 0 when the referee ends the stream, 2 when it refuses the handshake
+// (except SHUTTING_DOWN, which is retried), 1 when it cannot be reached for about 30
+// seconds, 130 / 143 on SIGINT / SIGTERM (the stream is closed first).
 'use strict';
 
 const fs = require('fs');
@@ -79,11 +81,23 @@ function choose(request, random) {
   return legal[Math.floor(random() * legal.length)];
 }
 
-class Refused extends Error {}
+class Refused extends Error {
+  constructor(reason, detail) {
+    super(`${reason}: ${detail}`);
+    this.reason = reason;
+  }
+}
+
+// The referee stops and will start again (Shutdown.restarting): reconnect.
+class Restarting extends Error {}
+
+// The open stream and client, so that a signal can close them before the bot exits.
+let current = null;
 
 // One connection: handshake, then play until the stream ends. Resolves with a reason
-// when the referee ends the stream; rejects with Refused on a refusal, or with the gRPC
-// error if the connection fails (the caller retries). `onWelcome` is called once the
+// when the referee ends the stream; rejects with Refused on a refusal, with Restarting
+// when the referee stops to start again, or with the gRPC error if the connection fails
+// (the caller retries the last two). `onWelcome` is called once the
 // handshake is accepted.
 function playSession(options, random, onWelcome) {
   const client = new euchre.RefereeService(options.address, options.credentials);
@@ -92,11 +106,13 @@ function playSession(options, random, onWelcome) {
     const finish = (fn, value) => {
       if (!settled) {
         settled = true;
+        current = null;
         client.close();
         fn(value);
       }
     };
     const call = client.Connect();
+    current = { call, client };
 
     call.on('data', (msg) => {
       switch (msg.payload) {
@@ -104,7 +120,7 @@ function playSession(options, random, onWelcome) {
           onWelcome();
           break;
         case 'refusal': // the referee closes the stream right after this
-          finish(reject, new Refused(`${msg.refusal.reason}: ${msg.refusal.detail}`));
+          finish(reject, new Refused(msg.refusal.reason, msg.refusal.detail));
           break;
         case 'decision_request': {
           const request = msg.decision_request;
@@ -118,7 +134,11 @@ function playSession(options, random, onWelcome) {
           break;
         case 'shutdown':
           call.end();
-          finish(resolve, `shutdown: ${msg.shutdown.reason}`);
+          if (msg.shutdown.restarting) {
+            finish(reject, new Restarting(`the referee is restarting: ${msg.shutdown.reason}`));
+          } else {
+            finish(resolve, `shutdown: ${msg.shutdown.reason}`);
+          }
           break;
         default:
           // game_start, hand_start, game_event, game_over: this bot needs none of them.
@@ -143,7 +163,8 @@ function playSession(options, random, onWelcome) {
   });
 }
 
-// Connect, and reconnect with backoff while the referee is unreachable.
+// Connect, and reconnect with backoff while the referee is unreachable, restarting, or
+// refusing because it is shutting down. A welcomed session starts a fresh budget.
 async function run(options, random) {
   let delay = 100;
   let waited = 0;
@@ -152,11 +173,13 @@ async function run(options, random) {
       await playSession(options, random, () => { delay = 100; waited = 0; });
       return 0;
     } catch (err) {
-      if (err instanceof Refused) {
+      if (err instanceof Refused && err.reason !== 'REFUSAL_REASON_SHUTTING_DOWN') {
         process.stderr.write(`${options.name}: refused: ${err.message}\n`);
         return 2;
       }
-      if (REFUSED.has(err.code)) {
+      if (err instanceof Restarting) {
+        process.stderr.write(`${options.name}: ${err.message}; reconnecting\n`);
+      } else if (REFUSED.has(err.code)) {
         process.stderr.write(`${options.name}: refused: ${err.details}\n`);
         return 2;
       }
@@ -206,6 +229,16 @@ function main() {
   }
   const seed = env.EUCHRE_BOT_SEED;
   const random = seed ? mulberry32(Number.parseInt(seed, 10)) : Math.random;
+  // Ctrl-C or SIGTERM: close the stream and exit quietly with 128 + the signal's number.
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+    process.on(signal, () => {
+      if (current !== null) {
+        current.call.cancel();
+        current.client.close();
+      }
+      process.exit(code);
+    });
+  }
   run(values, random).then((code) => process.exit(code));
 }
 

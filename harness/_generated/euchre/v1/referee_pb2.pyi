@@ -1220,16 +1220,23 @@ class Shutdown(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     REASON_FIELD_NUMBER: _builtins.int
+    RESTARTING_FIELD_NUMBER: _builtins.int
     reason: _builtins.str
     """A human-readable reason (e.g. "operator stopped the referee")."""
+    restarting: _builtins.bool
+    """True when the referee is a standing one (a ladder) that is expected to start again
+    on the same address: the bot should reconnect with backoff, as after a dropped
+    connection. False when the bot's tournament is over: the bot should exit.
+    """
     def __init__(
         self,
         *,
         reason: _builtins.str = ...,
+        restarting: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "restarting", b"restarting"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
