@@ -152,14 +152,14 @@ def test_report_numbers_equal_summary_json(results: Path, tab: Tab, tmp_path: Pa
         for field in ("games", "wins", "hands", "makes", "marches", "euchres_inflicted"):
             assert number(cell(page, "stats", name, field)) == s[field], (name, field)
         assert number(cell(page, "stats", name, "points_per_hand")) == pytest.approx(
-            s["points_per_hand"], abs=5e-4)
+            s["points_per_hand"], abs=5.01e-4)  # half the last digit shown, and float slack
         assert cell(page, "stats", name, "alone") == f"{s['alone_successes']}/" \
                                                      f"{s['alone_attempts']}"
         made = cell(page, "stats", name, "make_pct")
         if s["makes"]:
-            assert number(made) == pytest.approx(100 * s["make_rate"], abs=0.05)
+            assert number(made) == pytest.approx(100 * s["make_rate"], abs=0.0501)
             assert number(cell(page, "stats", name, "euchred_pct")) == pytest.approx(
-                100 * s["euchres_suffered"] / s["makes"], abs=0.05)
+                100 * s["euchres_suffered"] / s["makes"], abs=0.0501)
     for a, row in summary["head_to_head"].items():
         for b, c in row.items():
             text = cell(page, "head-to-head", a, f"h2h-{b}")
