@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -141,6 +141,8 @@ class Ratings:
     the results each player took part in (a result counts once per side the player is
     on) and ``score`` the fraction of those points the player's sides scored (0 for a
     player with no weight). ``anchor`` is the anchored player, or None for mean zero.
+    ``opponents`` gives, per player, the players it met one against one (results whose
+    sides are one member each).
     """
 
     players: tuple[str, ...]
@@ -151,6 +153,7 @@ class Ratings:
     score: dict[str, float]
     anchor: str | None
     prior_games: float
+    opponents: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def _index(self, name: str) -> int:
         try:
@@ -212,6 +215,7 @@ def fit(
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[float]] = {}
     games: dict[str, float] = {}
     points: dict[str, float] = {}
+    met: dict[str, set[str]] = {}
     count = 0
     for result in results:
         count += 1
@@ -230,6 +234,9 @@ def fit(
             points[name] = points.get(name, 0.0) + w * (1.0 - s)
         if side_b < side_a:
             side_a, side_b, s = side_b, side_a, 1.0 - s
+        if len(side_a) == 1 and side_a != side_b and w > 0.0:
+            met.setdefault(side_a[0], set()).add(side_b[0])
+            met.setdefault(side_b[0], set()).add(side_a[0])
         group = groups.setdefault((side_a, side_b), [0.0, 0.0])
         group[0] += w
         group[1] += w * s
@@ -294,6 +301,7 @@ def fit(
         },
         anchor=anchor,
         prior_games=float(prior_games),
+        opponents={name: frozenset(met.get(name, ())) for name in players},
     )
 
 

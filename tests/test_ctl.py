@@ -82,3 +82,26 @@ def test_ctl_reports_an_unreachable_referee_in_one_line(tmp_path: Path) -> None:
                      f"euchre-harness serve or ladder running there? set --address or "
                      f"$EUCHRE_REFEREE_ADDRESS; a referee that serves TLS needs --tls-ca "
                      f"or $EUCHRE_TLS_CA)"]
+
+
+def test_ctl_status_shows_the_anchor_at_its_rating_and_a_sweep_above_it(
+        tmp_path: Path) -> None:
+    """The anchor (here the bot named random, which forfeits every game by playing
+    illegally) lost every game: ctl shows its fixed rating, marked, and heuristic's
+    bound at or above it, as the reports written beside the store do."""
+    path = tmp_path / "big.toml"
+    path.write_text(config("big", 1, random_command='"{python} -m sample_bots.faulty_bot '
+                                                    '--mode illegal"'))
+    with serve(tmp_path / "out") as server:
+        assert ctl(server.address, "start", str(path), "--set", "anchor=random",
+                   "--set", "fault_policy=forfeit").returncode == 0
+        watched = ctl(server.address, "watch", "big")
+        assert "big: finished" in watched.stdout, _lines(watched)
+        status = ctl(server.address, "status", "big")
+    assert status.returncode == 0, _lines(status)
+    rows = {line.split()[1]: line for line in status.stdout.splitlines()[2:]}
+    assert "+0 (anchor)" in rows["random"] and "all games" not in rows["random"]
+    bound = int(rows["heuristic"].split("all games won: above ")[1].split()[0])
+    assert bound >= 0
+    report = (tmp_path / "out" / "big" / "report.md").read_text()
+    assert f"all games won: above {bound:+d}" in report and "+0 (anchor)" in report

@@ -286,3 +286,31 @@ def test_the_pages_follow_a_tournament_in_a_browser_without_a_reload(
         page.screenshot(path=str(tmp_path / "live-replay.png"))
         page.close()
     assert tab.errors == []
+
+
+def test_the_live_standings_show_the_anchor_marked_and_a_sweep_above_it(
+        tmp_path: Path, browser: Browser) -> None:
+    """The anchor (the bot named random, which forfeits every game by playing illegally)
+    lost every game: the page shows its fixed rating, marked, with no interval, and
+    heuristic's bound at or above it."""
+    tab = Tab(browser)
+    page = tab.page
+    timeout_ms = WAIT_S * 1000
+    with serve(tmp_path / "out", "--http-port", "0") as server, \
+            grpc.insecure_channel(server.address) as channel:
+        stub(channel).StartTournament(op.StartTournamentRequest(
+            config_toml=config("anchored", games=1, random_command='"{python} -m '
+                               'sample_bots.faulty_bot --mode illegal"'),
+            overrides={"anchor": "random"}))
+        page.goto(live_url(server) + "/")
+        page.locator('#tournaments tr[data-tournament="anchored"] a').click()
+        page.wait_for_selector("#status.finished", timeout=timeout_ms)
+        anchor = page.locator('#standings tr[data-bot="random"]')
+        assert anchor.locator('td[data-field="elo"]').inner_text() == "+0 (anchor)"
+        assert anchor.locator('td[data-field="ci95"]').inner_text() == "-"
+        sweep = page.locator('#standings tr[data-bot="heuristic"] td[data-field="elo"]')
+        text = sweep.inner_text()
+        assert text.startswith("all games won: above "), text
+        assert int(text.rsplit(" ", 1)[1]) >= 0
+        page.close()
+    assert tab.errors == []

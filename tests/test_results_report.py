@@ -122,18 +122,19 @@ def test_a_bot_that_lost_or_won_every_game_shows_a_bound_not_a_number() -> None:
                   + [Result(("a",), ("loser",), 1.0)] * 3
                   + [Result(("winner",), ("b",), 1.0)] * 2)
     lost, won = sweep_of(ratings, "loser"), sweep_of(ratings, "winner")
-    assert lost == (Sweep.ALL_LOST, ratings.interval("loser")[1])
-    assert won == (Sweep.ALL_WON, ratings.interval("winner")[0])
+    # The end of the 95% interval, but never past a measured bot it lost to (or beat).
+    assert lost == (Sweep.ALL_LOST, min(ratings.interval("loser")[1], ratings.elo["a"]))
+    assert won == (Sweep.ALL_WON, max(ratings.interval("winner")[0], ratings.elo["b"]))
     assert sweep_of(ratings, "a") is None
     rows = {r["name"]: r for r in standings_rows(ratings, {})}
     assert (rows["loser"]["elo"], rows["loser"]["ci95"], rows["loser"]["sweep"]) == (
         None, None, "all_lost")
-    assert rows["loser"]["bound"] == round(ratings.interval("loser")[1])
+    assert rows["loser"]["bound"] == round(lost[1])
     assert rows["a"]["sweep"] is None and rows["a"]["elo"] == round(ratings.elo["a"])
     for fmt in ("text", "markdown"):
         text = render_standings(ratings, {}, fmt)
-        assert f"all games lost: below {ratings.interval('loser')[1]:+.0f}" in text
-        assert f"all games won: above {ratings.interval('winner')[0]:+.0f}" in text
+        assert f"all games lost: below {round(lost[1]):+d}" in text
+        assert f"all games won: above {round(won[1]):+d}" in text
         assert f"{round(ratings.elo['loser']):+d}" not in text
 
 
@@ -147,7 +148,7 @@ def test_summary_json_gives_only_the_supported_bound_of_a_sweep() -> None:
     data = summary_json("t1", rows, ratings, compute_stats(rows))
     zed = next(p for p in data["ratings"]["players"] if p["name"] == "zed")
     assert (zed["elo"], zed["ci95"], zed["lower"], zed["sweep"]) == (None, None, None, "all_lost")
-    assert zed["upper"] == ratings.interval("zed")[1]
+    assert zed["upper"] == (sweep_of(ratings, "zed") or (None, None))[1]
     standing = next(s for s in data["standings"] if s["name"] == "zed")
     assert (standing["elo"], standing["sweep"]) == (None, "all_lost")
 
@@ -301,5 +302,5 @@ def test_live_standings_follow_the_anchor_and_mark_sweeps_as_the_reports_do(
     wire = op.progress_to_dict(op.progress("t", "t", "running", 6, 6, rows.values()))
     by_name = {r["name"]: r for r in wire["standings"]}
     assert _elo(by_name["a"]).startswith("all games won: above ")
-    assert _elo(by_name["b"]) == "+100"
+    assert _elo(by_name["b"]) == "+100 (anchor)"
     assert _elo({"sweep": None, "elo": -0.3}) == "+0"  # never "-0"

@@ -17,6 +17,7 @@ from harness.ratings import Ratings, Result, fit
 from harness.referee.match import forfeit_places
 from harness.referee.outcome import Fault, FaultKind, Termination
 from harness.results.head_to_head import head_to_head
+from harness.results.rating import sweep_of
 from harness.results.replay import render_game
 from harness.results.report import (
     render_faults,
@@ -321,7 +322,9 @@ def test_report_contains_names_numbers_and_sections(rows: list[GameRow], fmt: st
         assert name in text
     for name in ratings.players:
         if name == "gamma":  # lost its only game: a bound, not a number
-            assert f"all games lost: below {ratings.interval(name)[1]:+.0f}" in text
+            sweep = sweep_of(ratings, name)
+            assert sweep is not None and sweep[1] <= ratings.interval(name)[1]
+            assert f"all games lost: below {round(sweep[1]):+d}" in text
             continue
         assert f"{round(ratings.elo[name]):+d}" in text
         assert f"±{round(ratings.ci95[name])}" in text

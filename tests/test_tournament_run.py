@@ -92,9 +92,6 @@ def test_a_small_default_tournament_from_the_command_line_writes_every_output(
     for name in ("report.md", "summary.json", "games.jsonl", "report.html"):
         assert (tmp_path / name).stat().st_size > 0
     assert len(list((tmp_path / "replays").glob("*.html"))) == 4
-    ratings = cli("ratings", str(store_path(tmp_path)))
-    assert ratings.returncode == 0, ratings.stderr
-    assert f"wrote {tmp_path / 'report.html'}" in ratings.stderr
 
 
 def test_a_run_killed_with_sigkill_resumes_and_stores_every_game_exactly_once(
@@ -153,6 +150,26 @@ def test_ratings_and_replay_commands_read_the_store(tmp_path: Path) -> None:
     assert "trick" in replay.stdout.lower() and row.seats[0] in replay.stdout
     missing = cli("replay", "no/such/game", "--store", str(db))
     assert missing.returncode == 2 and "no game" in missing.stderr
+
+
+def test_ratings_prints_the_tables_and_leaves_the_anchored_report_html_alone(
+        tmp_path: Path) -> None:
+    """report.html is the report command's (and the run's, with the tournament's anchor);
+    ratings, which rates with mean 0 unless given --anchor, must not overwrite it."""
+    run = cli("run", str(small_config(tmp_path, games=2, extra='anchor = "random"')),
+              "--quiet")
+    assert run.returncode == 0, run.stderr
+    out = tmp_path / "out"
+    page = (out / "report.html").read_text()
+    assert "(anchor)" in page
+    ratings = cli("ratings", str(store_path(out)))
+    assert ratings.returncode == 0, ratings.stderr
+    assert "heuristic" in ratings.stdout and "(anchor)" not in ratings.stdout
+    assert "report.html" not in ratings.stderr
+    assert (out / "report.html").read_text() == page
+    assert [p.name for p in out.glob("report*.html")] == ["report.html"]
+    anchored = cli("ratings", str(store_path(out)), "--anchor", "random")
+    assert anchored.returncode == 0 and "+0 (anchor)" in anchored.stdout
 
 
 def test_a_bad_configuration_is_an_error_naming_the_key(tmp_path: Path) -> None:

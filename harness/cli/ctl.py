@@ -272,15 +272,24 @@ def _show(p: op.TournamentProgress, as_json: bool, *, full: bool) -> int:
     print(line)
     if t["standings"]:
         _table(["rank", "name", "elo", "+/-", "games", "score"],
-               [[str(i), r["name"], _elo(r), "-" if r["sweep"] else f"{r['ci95']:.0f}",
+               [[str(i), r["name"], _elo(r),
+                 "-" if r["sweep"] or _anchor(r) else f"{r['ci95']:.0f}",
                  str(r["games"]), f"{100 * r['score']:.1f}%"]
                 for i, r in enumerate(t["standings"], 1)])
     return 0
 
 
 def _elo(row: dict[str, Any]) -> str:
-    """The rating as the reports print it: a bound for a bot that won or lost everything."""
-    return rating_text(row["elo"], sweep=row.get("sweep"), bound=row.get("bound"))
+    """The rating as the reports print it: a bound for a bot that won or lost everything,
+    the anchor's fixed rating marked ``(anchor)``."""
+    return rating_text(row["elo"], sweep=row.get("sweep"), bound=row.get("bound"),
+                       anchor=_anchor(row))
+
+
+def _anchor(row: dict[str, Any]) -> bool:
+    """Whether the row is the tournament's anchor: the one rating fixed exactly, so the
+    only one with no interval at all (a fit without an anchor gives every bot one)."""
+    return not row.get("sweep") and row["elo"] is not None and row.get("ci95") == 0.0
 
 
 def _table(header: list[str], rows: list[list[str]]) -> None:

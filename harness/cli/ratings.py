@@ -1,15 +1,18 @@
-"""``euchre-harness ratings [STORE]``: the tables again, from a results store."""
+"""``euchre-harness ratings [STORE]``: the tables again, from a results store.
+
+It prints and writes nothing else: ``report.html`` is the ``report`` command's, and
+``report.md``/``summary.json`` are written when a tournament ends. Its tables have mean 0
+unless ``--anchor`` is given (a tournament's own ``anchor`` setting is not applied).
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from harness.cli.common import existing_store
 from harness.store import ResultsStore
-from harness.tournament.config import slug
 from harness.tournament.runner import store_path
 
 
@@ -17,7 +20,8 @@ def register(sub: Any) -> None:
     default = store_path(Path("results"))
     g = sub.add_parser("ratings", help="recompute the tables from a results store",
                        description="Recompute the standings, head-to-head and statistics "
-                                   "from a results store.")
+                                   "from a results store and print them; no file is "
+                                   "written (report.html is the report command's).")
     g.add_argument("store", nargs="?", default=str(default),
                    help=f"the results store (default {default})")
     g.add_argument("--tournament", help="tournament id (default: every one in the store, "
@@ -40,19 +44,4 @@ def cmd_ratings(args: argparse.Namespace) -> int:
         print(store_report(store, args.tournament, anchor=args.anchor,
                            anchor_rating=args.anchor_rating, markdown=args.markdown,
                            pool=args.pool))
-        if not args.pool:
-            _write_html(store, path.parent, args)
     return 0
-
-
-def _write_html(store: ResultsStore, folder: Path, args: argparse.Namespace) -> None:
-    """report.html beside the store for one tournament; report-ID.html for each of several
-    (named on stderr)."""
-    from harness.web import write_report_html
-
-    ids = [args.tournament] if args.tournament else store.tournament_ids()
-    for tid in ids:
-        name = "report.html" if len(ids) == 1 else f"report-{slug(tid)}.html"
-        page = write_report_html(folder, store, tid, anchor=args.anchor,
-                                 anchor_rating=args.anchor_rating, name=name)
-        print(f"wrote {page}", file=sys.stderr)

@@ -22,6 +22,7 @@ from harness.results.rows import rated_games
 from harness.store import GameRow
 
 __all__ = [
+    "ANCHOR_MARK",
     "Sweep",
     "fit_ratings",
     "player_json",
@@ -73,41 +74,59 @@ class Sweep(enum.Enum):
     def describe(self, bound: float) -> str:
         """``"all games lost: below -312"`` or ``"all games won: above +280"``."""
         if self is Sweep.ALL_LOST:
-            return f"all games lost: below {bound:+.0f}"
-        return f"all games won: above {bound:+.0f}"
+            return f"all games lost: below {_signed(bound)}"
+        return f"all games won: above {_signed(bound)}"
+
+
+ANCHOR_MARK = "(anchor)"
+"""Follows the anchor's rating in every table: its rating is fixed, not measured."""
+
+
+def _signed(x: float) -> str:
+    return f"{round(x) + 0:+d}"
 
 
 def rating_text(elo: float | None, ci95: float | None = None, *, sweep: str | None = None,
-                bound: float | None = None) -> str:
+                bound: float | None = None, anchor: bool = False) -> str:
     """A rating as every table prints it: ``+123`` (with ``ci95``, ``+123 ± 45``); for a
     bot that won or lost every game, the bound its results support (``sweep`` and
-    ``bound``, see :class:`Sweep`); ``-`` when not rated. Never ``-0``."""
+    ``bound``, see :class:`Sweep`); for the anchor, its fixed rating and ``(anchor)``;
+    ``-`` when not rated. Never ``-0``."""
     if sweep:
         return Sweep(sweep).describe(0.0 if bound is None else bound)
     if elo is None:
         return "-"
-    text = f"{round(elo) + 0:+d}"
-    return text if ci95 is None else f"{text} ± {ci95:.0f}"
+    if anchor:
+        return f"{_signed(elo)} {ANCHOR_MARK}"
+    return _signed(elo) if ci95 is None else f"{_signed(elo)} ± {ci95:.0f}"
 
 
 def sweep_of(ratings: Ratings, name: str) -> tuple[Sweep, float] | None:
-    """``(sweep, bound)`` when ``name`` lost (or won) every game it was rated on; the bound
-    is the end of its 95% interval that the data supports (its rating is below the upper
-    end, or above the lower end). None otherwise."""
-    if ratings.games[name] <= 0:
+    """``(sweep, bound)`` when ``name`` lost (or won) every game it was rated on, else
+    None. The anchor is never a sweep: its rating is fixed, whatever its results.
+
+    The bound is the end of its 95% interval that the data supports (its rating is below
+    the upper end, or above the lower end), moved past the rating of every opponent it
+    met one against one whose rating is not itself a sweep's (the anchor, or a measured
+    one): a bot that beat the anchor in every game is never shown below the anchor, and
+    one that lost every game to a measured bot never above it."""
+    if ratings.games[name] <= 0 or name == ratings.anchor:
+        return None
+    if ratings.score[name] not in (0.0, 1.0):
         return None
     low, high = ratings.interval(name)
+    measured = [ratings.elo[o] for o in ratings.opponents.get(name, ())
+                if o == ratings.anchor or ratings.score[o] not in (0.0, 1.0)]
     if ratings.score[name] == 0.0:
-        return Sweep.ALL_LOST, high
-    if ratings.score[name] == 1.0:
-        return Sweep.ALL_WON, low
-    return None
+        return Sweep.ALL_LOST, min([high, *measured])
+    return Sweep.ALL_WON, max([low, *measured])
 
 
 def player_json(ratings: Ratings, name: str) -> dict[str, Any]:
     """One rated player as JSON: ``name``, ``elo``, ``ci95``, ``lower``, ``upper``,
     ``games``, ``score`` and ``sweep`` (``"all_lost"``, ``"all_won"`` or None). For a
-    sweep, ``elo`` and ``ci95`` are None and only the supported bound is given."""
+    sweep, ``elo`` and ``ci95`` are None and only the supported bound is given (as
+    :func:`sweep_of` gives it)."""
     low, high = ratings.interval(name)
     data: dict[str, Any] = {
         "name": name, "elo": ratings.elo[name], "ci95": ratings.ci95[name],
@@ -117,7 +136,10 @@ def player_json(ratings: Ratings, name: str) -> dict[str, Any]:
     sweep = sweep_of(ratings, name)
     if sweep is not None:
         data.update(elo=None, ci95=None, sweep=sweep[0].value)
-        data["lower" if sweep[0] is Sweep.ALL_LOST else "upper"] = None
+        if sweep[0] is Sweep.ALL_LOST:
+            data.update(lower=None, upper=sweep[1])
+        else:
+            data.update(lower=sweep[1], upper=None)
     return data
 
 

@@ -19,7 +19,7 @@ from tabulate import tabulate
 
 from harness.ratings import Ratings
 from harness.results.head_to_head import duel_counts, head_to_head
-from harness.results.rating import Sweep, sweep_of
+from harness.results.rating import rating_text, sweep_of
 from harness.results.replay import describe_rules
 from harness.results.stats import BotStats
 from harness.sprt import Pentanomial, Sprt, SprtDecision, SprtStatus, Trinomial
@@ -132,21 +132,23 @@ def standings_rows(ratings: Ratings, stats: Mapping[str, BotStats]) -> list[dict
     return rows
 
 
-def _elo_cells(row: Mapping[str, Any]) -> tuple[str, str]:
-    if row["sweep"] is not None:
-        return Sweep(row["sweep"]).describe(row["bound"]), "-"
-    return f"{row['elo']:+d}", f"±{row['ci95']}"
+def _elo_cells(row: Mapping[str, Any], anchor: str | None) -> tuple[str, str]:
+    if row["sweep"] is not None or row["name"] == anchor:
+        return rating_text(row["elo"], sweep=row["sweep"], bound=row["bound"],
+                           anchor=row["name"] == anchor), "-"
+    return rating_text(row["elo"]), f"±{row['ci95']}"
 
 
 def render_standings(ratings: Ratings | None, stats: Mapping[str, BotStats],
                      fmt: str = "text") -> str:
     """The rating list: rank, bot, Elo, ±95%, games, score and LOS over the next one. A
-    bot that lost (or won) every game shows the bound of its rating instead."""
+    bot that lost (or won) every game shows the bound of its rating instead, and the
+    anchor its fixed rating marked ``(anchor)``."""
     if ratings is None:
         _tablefmt(fmt)
         return "No rated games yet."
     rows = [
-        (r["rank"], r["name"], *_elo_cells(r), r["games"], f"{r['score_pct']:.1f}%",
+        (r["rank"], r["name"], *_elo_cells(r, ratings.anchor), r["games"], f"{r['score_pct']:.1f}%",
          "" if r["los_next_pct"] is None else f"{r['los_next_pct']:.1f}%")
         for r in standings_rows(ratings, stats)
     ]

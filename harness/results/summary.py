@@ -228,7 +228,7 @@ def standings(store: ResultsStore, tournament_id: str, *, anchor: str | None = N
     ``ci95``, ``games`` and ``score`` per rated bot, and ``sweep`` (``"all_won"``,
     ``"all_lost"`` or None) with ``bound``: for a bot that won or lost every game the
     ``elo`` is no measurement, and ``bound`` is the end of its interval that its results
-    support (see :func:`~harness.results.rating.sweep_of`)."""
+    support (see :func:`~harness.results.rating.sweep_of`); the anchor is never a sweep."""
     rows = list(store.games(tournament_id))
     ratings = fit_ratings(rows, anchor=anchor, anchor_rating=anchor_rating)
     if ratings is None:

@@ -193,10 +193,14 @@ LIVE_JS = """
     drawRecent(t.recent);
   }
 
-  // A bot that won or lost every game has no measured rating: show its bound.
+  // A bot that won or lost every game has no measured rating: show its bound. The
+  // anchor's rating is fixed, the only one with no interval: mark it.
+  const anchor = (r) => !r.sweep && r.elo !== null && r.ci95 === 0;
   const elo = (r) => r.sweep ? "all games " + (r.sweep === "all_won" ? "won: above "
-    : "lost: below ") + signed(r.bound) : (r.elo === null ? "-" : signed(r.elo));
-  const interval = (r) => r.sweep || r.ci95 === null ? "-" : "\\u00b1" + Math.round(r.ci95);
+    : "lost: below ") + signed(r.bound)
+    : (r.elo === null ? "-" : signed(r.elo) + (anchor(r) ? " (anchor)" : ""));
+  const interval = (r) => r.sweep || r.ci95 === null || anchor(r) ? "-"
+    : "\\u00b1" + Math.round(r.ci95);
 
   function drawLadder(l) {
     fill(document.querySelector("#standings tbody"), l.standings.map((r, i) => {

@@ -16,9 +16,10 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from harness.results.rating import rating_text
 from harness.store import ResultsStore
 from harness.web import assets, svg
-from harness.web.data import GameSummary, ReportData, Sweep, load_report
+from harness.web.data import GameSummary, ReportData, load_report
 from harness.web.replay import VIEWER_STAMP, replay_html
 
 __all__ = ["REPLAY_DIR", "render_report_html", "replay_file_names", "write_report_html"]
@@ -55,7 +56,7 @@ def _standings(summary: Mapping[str, Any]) -> str:
     if not ratings:
         return "<p>No rated games yet.</p>"
     rows = [
-        _row(r["name"], _cell(r["rank"], "rank") + _elo_cells(r)
+        _row(r["name"], _cell(r["rank"], "rank") + _elo_cells(r, ratings.get("anchor"))
              + _cell(r["games"], "games")
              + _cell(f"{r['score_pct']:.1f}%", "score_pct")
              + _cell("" if r["los_next_pct"] is None else f"{r['los_next_pct']:.1f}%",
@@ -75,11 +76,14 @@ def _standings(summary: Mapping[str, Any]) -> str:
             f'<div class="chart" id="interval-plot">{plot}</div></div>')
 
 
-def _elo_cells(row: Mapping[str, Any]) -> str:
+def _elo_cells(row: Mapping[str, Any], anchor: str | None) -> str:
     """The Elo and interval cells; a bot that won or lost every game shows the bound its
-    results support instead of a number that would look measured (and no plot bar)."""
-    if row["sweep"] is not None:
-        return _cell(Sweep(row["sweep"]).describe(row["bound"]), "elo") + _cell("-", "ci95")
+    results support instead of a number that would look measured (and no plot bar), and
+    the anchor its fixed rating, marked."""
+    if row["sweep"] is not None or row["name"] == anchor:
+        text = rating_text(row["elo"], sweep=row["sweep"], bound=row["bound"],
+                           anchor=row["name"] == anchor)
+        return _cell(text, "elo") + _cell("-", "ci95")
     return _cell(f"{row['elo']:+d}", "elo") + _cell(f"±{row['ci95']}", "ci95")
 
 
