@@ -18,13 +18,18 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from serve_support import Ladder, Started, end, wait_for
 from tls_support import make_certificates
 
+from harness.protocol import rpb
 from harness.protocol.tls import server_tls
+from harness.referee import server as server_module
 from harness.referee.arena import Arena
 from harness.referee.outcome import GameResult, Termination
 from harness.referee.pool import Entrant
@@ -158,6 +163,65 @@ async def check_handshake_and_exit_codes(exe: Path) -> None:
 
 def test_cpp_bot_handshake_refusal_and_clean_exit(cpp_bot: Path) -> None:
     asyncio.run(check_handshake_and_exit_codes(cpp_bot))
+
+
+async def refused_while_shutting_down_then_welcomed(exe: Path, refused: list[int]) -> str:
+    """A referee that is stopping refuses the bot with SHUTTING_DOWN (``refused`` fills up
+    with the reasons); a new referee on the same port then welcomes the same bot process and
+    stops with a plain Shutdown. Returns the bot's stderr, once it has exited 0."""
+    first = RefereeServer()
+    await first.start()
+    release = asyncio.Event()
+    first.on_shutdown(release.wait)  # keeps the referee shutting down until it is set
+    stopping = asyncio.ensure_future(first.stop(grace=1.0))
+    proc = None
+    try:
+        await wait_until(lambda: first.shutting_down, "the first referee to start stopping")
+        proc = await start_bot(exe, "--address", first.address, "--token", "cpp-token",
+                               env=bot_env())
+        await wait_until(lambda: len(refused) >= 2 or proc.returncode is not None,
+                         "the bot to be refused, and to retry")
+        assert proc.returncode is None, (await exit_and_stderr(proc))[1]
+        release.set()
+        await asyncio.wait_for(stopping, 60)
+        second = RefereeServer(port=first.port)
+        slot = second.registry.add("cpp", 0, "cpp-token")
+        await second.start()
+        try:
+            await slot.wait_connected(60)
+        finally:
+            await second.stop(grace=1.0)
+        code, err = await exit_and_stderr(proc)
+    finally:
+        release.set()
+        await asyncio.wait_for(stopping, 60)
+        if proc is not None and proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert code == 0, err
+    return err
+
+
+async def wait_until(check: Callable[[], object], what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.05)
+
+
+def test_cpp_bot_retries_a_shutting_down_refusal_and_plays_the_next_referee(
+        cpp_bot: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    refused: list[int] = []
+    send_refusal = server_module._refuse
+
+    async def counting(context: Any, reason: int, detail: str, code: Any) -> None:
+        refused.append(reason)
+        await send_refusal(context, reason, detail, code)
+
+    monkeypatch.setattr(server_module, "_refuse", counting)
+    err = asyncio.run(refused_while_shutting_down_then_welcomed(cpp_bot, refused))
+    assert set(refused) == {rpb.REFUSAL_REASON_SHUTTING_DOWN}
+    assert "refused" not in err, err
 
 
 def test_cpp_bot_rejects_a_missing_address(cpp_bot: Path) -> None:
