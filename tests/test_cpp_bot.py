@@ -3,7 +3,8 @@
 The bot is built once per test session with CMake, into the pytest cache (the stubs are
 generated from proto/ at build time), then plays complete games next to the Python bots in
 every form, over real gRPC, as real processes, and over TLS with a certificate the test
-makes itself. It needs cmake, a C++ compiler, protoc,
+makes itself; a C++ bot outlives a standing ladder's restart and stops quietly on a
+signal. It needs cmake, a C++ compiler, protoc,
 grpc_cpp_plugin and the gRPC C++ library (Debian: ``cmake g++ libgrpc++-dev
 protobuf-compiler-grpc``). Without them these tests skip, except in CI (``CI`` set), where
 they fail, so that CI cannot pass without building and playing the C++ bot.
@@ -14,14 +15,21 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from serve_support import Ladder, Started, end, wait_for
 from tls_support import make_certificates
 
+from harness.protocol import rpb
 from harness.protocol.tls import server_tls
+from harness.referee import server as server_module
 from harness.referee.arena import Arena
 from harness.referee.outcome import GameResult, Termination
 from harness.referee.pool import Entrant
@@ -157,6 +165,65 @@ def test_cpp_bot_handshake_refusal_and_clean_exit(cpp_bot: Path) -> None:
     asyncio.run(check_handshake_and_exit_codes(cpp_bot))
 
 
+async def refused_while_shutting_down_then_welcomed(exe: Path, refused: list[int]) -> str:
+    """A referee that is stopping refuses the bot with SHUTTING_DOWN (``refused`` fills up
+    with the reasons); a new referee on the same port then welcomes the same bot process and
+    stops with a plain Shutdown. Returns the bot's stderr, once it has exited 0."""
+    first = RefereeServer()
+    await first.start()
+    release = asyncio.Event()
+    first.on_shutdown(release.wait)  # keeps the referee shutting down until it is set
+    stopping = asyncio.ensure_future(first.stop(grace=1.0))
+    proc = None
+    try:
+        await wait_until(lambda: first.shutting_down, "the first referee to start stopping")
+        proc = await start_bot(exe, "--address", first.address, "--token", "cpp-token",
+                               env=bot_env())
+        await wait_until(lambda: len(refused) >= 2 or proc.returncode is not None,
+                         "the bot to be refused, and to retry")
+        assert proc.returncode is None, (await exit_and_stderr(proc))[1]
+        release.set()
+        await asyncio.wait_for(stopping, 60)
+        second = RefereeServer(port=first.port)
+        slot = second.registry.add("cpp", 0, "cpp-token")
+        await second.start()
+        try:
+            await slot.wait_connected(60)
+        finally:
+            await second.stop(grace=1.0)
+        code, err = await exit_and_stderr(proc)
+    finally:
+        release.set()
+        await asyncio.wait_for(stopping, 60)
+        if proc is not None and proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert code == 0, err
+    return err
+
+
+async def wait_until(check: Callable[[], object], what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.05)
+
+
+def test_cpp_bot_retries_a_shutting_down_refusal_and_plays_the_next_referee(
+        cpp_bot: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    refused: list[int] = []
+    send_refusal = server_module._refuse
+
+    async def counting(context: Any, reason: int, detail: str, code: Any) -> None:
+        refused.append(reason)
+        await send_refusal(context, reason, detail, code)
+
+    monkeypatch.setattr(server_module, "_refuse", counting)
+    err = asyncio.run(refused_while_shutting_down_then_welcomed(cpp_bot, refused))
+    assert set(refused) == {rpb.REFUSAL_REASON_SHUTTING_DOWN}
+    assert "refused" not in err, err
+
+
 def test_cpp_bot_rejects_a_missing_address(cpp_bot: Path) -> None:
     done = subprocess.run([str(cpp_bot)], env=bot_env(), capture_output=True, text=True,
                           timeout=20, check=False)
@@ -231,3 +298,60 @@ def test_cpp_bot_rejects_a_ca_file_it_cannot_read(cpp_bot: Path, tmp_path: Path)
         assert done.returncode == 2, done.stderr
         assert "cannot read the CA file (--tls-ca or EUCHRE_TLS_CA)" in done.stderr
         assert reason in done.stderr
+
+
+def started_cpp_bots(exe: Path, folder: Path, address: str, token: str,
+                     count: int = 2) -> list[Started]:
+    """``count`` C++ bots dialing ``address`` with ``token``, as real processes."""
+    return [Started([str(exe), "--address", address, "--token", token], folder, f"cpp{i}",
+                    env=bot_env()) for i in range(count)]
+
+
+def assert_running(bots: list[Started]) -> None:
+    for bot in bots:
+        assert bot.proc.poll() is None, f"a bot exited ({bot.proc.returncode}): {bot.stderr}"
+
+
+def test_cpp_bot_reconnects_and_plays_again_after_a_ladder_is_stopped_and_restarted(
+        cpp_bot: Path, tmp_path: Path) -> None:
+    # SIGTERM makes the ladder send Shutdown with `restarting`; the same bot processes
+    # reconnect to the ladder started again on the same port and store, and play again.
+    first = Ladder(tmp_path, name="cpp-restart-ladder")
+    second = None
+    bots: list[Started] = []
+    try:
+        bots = started_cpp_bots(cpp_bot, tmp_path, first.address, first.register("cpp-visitor"))
+        first.wait_for(lambda: first.sets_played("cpp-visitor") >= 1, "the C++ bot's first set")
+        assert first.stop(signal.SIGTERM) == 0, first.stderr
+        before = first.sets_played("cpp-visitor")
+        assert_running(bots)
+
+        second = Ladder(tmp_path, name="cpp-restart-ladder", port=first.port)
+        wait_for(lambda: second.sets_played("cpp-visitor") > before
+                 or any(b.proc.poll() is not None for b in bots),
+                 "the C++ bot to play again", proc=second.proc, log=second.log)
+        assert_running(bots)
+        assert second.stop(signal.SIGTERM) == 0, second.stderr
+    finally:
+        end([first, second, *bots])
+    for bot in bots:
+        assert "cpp-random: the referee is restarting: " in bot.stderr, bot.stderr
+        assert "; reconnecting" in bot.stderr
+
+
+def test_cpp_bot_sent_sigint_or_sigterm_exits_quietly_with_128_plus_the_signal(
+        cpp_bot: Path, tmp_path: Path) -> None:
+    ladder = Ladder(tmp_path, name="cpp-signal-ladder")
+    bots: list[Started] = []
+    try:
+        bots = started_cpp_bots(cpp_bot, tmp_path, ladder.address,
+                                ladder.register("cpp-visitor"))
+        ladder.wait_for(lambda: ladder.sets_played("cpp-visitor") >= 1,
+                        "the C++ bot's first set")
+        assert_running(bots)
+        sent = [signal.SIGINT, signal.SIGTERM]
+        statuses = [bot.stop(sig) for bot, sig in zip(bots, sent, strict=True)]
+    finally:
+        end([ladder, *bots])
+    assert statuses == [128 + sig for sig in sent], [b.stderr for b in bots]
+    assert [bot.stderr for bot in bots] == ["", ""]

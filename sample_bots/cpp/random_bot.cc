@@ -8,7 +8,8 @@
 //   2. send a Hello (protocol version, name, version, the seat token);
 //   3. answer every decision_request with a decision_reply carrying the same
 //      request_id and one of the legal_actions, copied as received;
-//   4. stop when the referee ends the stream (or says shutdown).
+//   4. stop when the referee ends the stream or says shutdown, except when the shutdown
+//      says `restarting` (a standing ladder): then reconnect, as after a lost connection.
 //
 // Unlike the Node.js bot it asks for bundles (Capabilities.bundles): the referee then
 // groups a seat's messages into one Bundle per decision, which this bot unpacks and
@@ -22,21 +23,27 @@
 //                                                    certificate (PEM); unset: plaintext
 //   EUCHRE_BOT_SEED                                  a seed, for reproducible play
 //
-// Exit status: 0 when the referee ends the stream, 2 when it refuses the handshake (or
-// the command line is wrong, or the CA file cannot be read), 1 when it cannot be reached
-// for about 30 seconds.
+// Exit status: 0 when the referee ends the stream, 2 when it refuses the handshake (except
+// SHUTTING_DOWN, which is retried), or the command line is wrong, or the CA file cannot be
+// read; 1 when it cannot be reached for about 30 seconds; 130 / 143 on SIGINT / SIGTERM
+// (the call is cancelled first).
 
 #include <grpcpp/grpcpp.h>
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -64,15 +71,66 @@ using Stream = grpc::ClientReaderWriter<ev1::ConnectRequest, ev1::ConnectRespons
 
 // How one connection ended.
 enum class Ended {
-  kNormal,   // the referee closed the stream, or sent shutdown: exit 0
-  kRefused,  // the handshake was refused: retrying will not help, exit 2
-  kFailed,   // the connection failed: retry with backoff
+  kNormal,      // the referee closed the stream, or sent shutdown: exit 0
+  kRefused,     // the handshake was refused: retrying will not help, exit 2
+  kFailed,      // the connection failed, or the referee refused as it shuts down: retry
+  kRestarting,  // the referee stops and will start again (Shutdown.restarting): retry
+  kSignalled,   // SIGINT or SIGTERM: exit 128 + its number
 };
 
 struct SessionResult {
   Ended how;
   std::string detail;
   bool welcomed;  // the handshake had succeeded (a later drop gets a fresh retry budget)
+};
+
+// SIGINT and SIGTERM, received on a thread of their own (a handler could do nothing but set
+// a flag): the first one cancels the current call and wakes the backoff, so that the bot
+// stops at once and quietly, with exit status 128 + the signal's number.
+class Stopper {
+ public:
+  // Blocks both signals in this thread and in every thread started after it (gRPC's
+  // included), then waits for them on its own thread. Call before any gRPC call.
+  void Start() {
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    std::thread([this, signals] {
+      int received = 0;
+      if (sigwait(&signals, &received) != 0) return;
+      std::lock_guard<std::mutex> lock(mutex_);
+      signal_ = received;
+      if (call_ != nullptr) call_->TryCancel();
+      woken_.notify_all();
+    }).detach();
+  }
+
+  // The signal received, 0 while none.
+  int signal() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return signal_;
+  }
+
+  // The call a signal cancels (nullptr: none); cancelled at once if a signal came already.
+  void Watch(grpc::ClientContext* call) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    call_ = call;
+    if (call_ != nullptr && signal_ != 0) call_->TryCancel();
+  }
+
+  // Sleeps for `ms`; returns false, early, if a signal comes.
+  bool Sleep(int ms) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return !woken_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return signal_ != 0; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable woken_;
+  int signal_ = 0;
+  grpc::ClientContext* call_ = nullptr;
 };
 
 // The decision itself: any legal action, uniformly at random. A real bot would look at
@@ -108,6 +166,7 @@ class Session {
       case ev1::ConnectResponse::kRefusal:  // the referee closes the stream right after this
         refusal_ = ev1::RefusalReason_Name(msg.refusal().reason()) + ": " +
                    msg.refusal().detail();
+        shutting_down_ = msg.refusal().reason() == ev1::REFUSAL_REASON_SHUTTING_DOWN;
         break;
       case ev1::ConnectResponse::kDecisionRequest: {
         const ev1::DecisionRequest& request = msg.decision_request();
@@ -126,7 +185,8 @@ class Session {
                   << msg.fault().detail() << "\n";
         break;
       case ev1::ConnectResponse::kShutdown:
-        shutdown_ = "shutdown: " + msg.shutdown().reason();
+        shutdown_ = msg.shutdown().reason();
+        restarting_ = msg.shutdown().restarting();
         break;
       default:
         // game_start, hand_start, game_event, game_over: this bot needs none of them.
@@ -136,21 +196,40 @@ class Session {
 
   bool welcomed() const { return welcomed_; }
   const std::optional<std::string>& refusal() const { return refusal_; }
-  const std::optional<std::string>& shutdown() const { return shutdown_; }
+  bool shutting_down() const { return shutting_down_; }  // the refusal says SHUTTING_DOWN
+  const std::optional<std::string>& shutdown() const { return shutdown_; }  // its reason
+  bool restarting() const { return restarting_; }  // the shutdown says it will start again
 
  private:
   Stream& stream_;
   std::mt19937_64& random_;
   bool welcomed_ = false;
   std::optional<std::string> refusal_;
+  bool shutting_down_ = false;
   std::optional<std::string> shutdown_;
+  bool restarting_ = false;
+};
+
+// Registers a call with the Stopper for as long as it lives.
+class Watched {
+ public:
+  Watched(Stopper& stopper, grpc::ClientContext& call) : stopper_(stopper) {
+    stopper_.Watch(&call);
+  }
+  ~Watched() { stopper_.Watch(nullptr); }
+  Watched(const Watched&) = delete;
+  Watched& operator=(const Watched&) = delete;
+
+ private:
+  Stopper& stopper_;
 };
 
 // One connection: handshake, then play until the stream ends.
-SessionResult PlaySession(const Options& options, std::mt19937_64& random) {
+SessionResult PlaySession(const Options& options, std::mt19937_64& random, Stopper& stopper) {
   auto channel = grpc::CreateChannel(options.address, options.credentials);
   auto stub = ev1::RefereeService::NewStub(channel);
   grpc::ClientContext context;
+  Watched watched(stopper, context);
   std::unique_ptr<Stream> stream = stub->Connect(&context);
 
   // The handshake: the first message on the stream, and only the first.
@@ -173,11 +252,19 @@ SessionResult PlaySession(const Options& options, std::mt19937_64& random) {
       stream->WritesDone();
       context.TryCancel();
       stream->Finish();
-      return {Ended::kNormal, *session.shutdown(), session.welcomed()};
+      if (session.restarting()) {
+        return {Ended::kRestarting, "the referee is restarting: " + *session.shutdown(),
+                session.welcomed()};
+      }
+      return {Ended::kNormal, "shutdown: " + *session.shutdown(), session.welcomed()};
     }
   }
   grpc::Status status = stream->Finish();
-  if (session.refusal()) return {Ended::kRefused, *session.refusal(), session.welcomed()};
+  if (stopper.signal() != 0) return {Ended::kSignalled, "", session.welcomed()};
+  if (session.refusal()) {  // a referee on its way down may be back soon: retry then
+    return {session.shutting_down() ? Ended::kFailed : Ended::kRefused, *session.refusal(),
+            session.welcomed()};
+  }
   if (status.ok()) return {Ended::kNormal, "the referee closed the stream", session.welcomed()};
   if (IsRefusal(status.error_code())) {
     return {Ended::kRefused, status.error_message(), session.welcomed()};
@@ -185,18 +272,24 @@ SessionResult PlaySession(const Options& options, std::mt19937_64& random) {
   return {Ended::kFailed, status.error_message(), session.welcomed()};
 }
 
-// Connect, and reconnect with backoff while the referee is unreachable.
-int Run(const Options& options, std::mt19937_64& random) {
+// Connect, and reconnect with backoff while the referee is unreachable, restarting, or
+// refusing because it is shutting down. A welcomed session starts a fresh budget.
+int Run(const Options& options, std::mt19937_64& random, Stopper& stopper) {
   int delay_ms = 100;
   int waited_ms = 0;
   for (;;) {
-    SessionResult result = PlaySession(options, random);
+    SessionResult result = PlaySession(options, random, stopper);
     switch (result.how) {
       case Ended::kNormal:
         return 0;
       case Ended::kRefused:
         std::cerr << options.name << ": refused: " << result.detail << "\n";
         return 2;
+      case Ended::kSignalled:
+        return 128 + stopper.signal();
+      case Ended::kRestarting:
+        std::cerr << options.name << ": " << result.detail << "; reconnecting\n";
+        break;
       case Ended::kFailed:
         break;
     }
@@ -212,7 +305,7 @@ int Run(const Options& options, std::mt19937_64& random) {
       std::cerr << "\n";
       return 1;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    if (!stopper.Sleep(delay_ms)) return 128 + stopper.signal();
     waited_ms += delay_ms;
     delay_ms = std::min(delay_ms * 2, 2000);
   }
@@ -284,6 +377,10 @@ bool LoadCredentials(Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First, before anything can start a gRPC thread. Never destroyed: its thread may
+  // outlive main.
+  static Stopper& stopper = *new Stopper;
+  stopper.Start();
   Options options;
   if (!ParseOptions(argc, argv, options)) {
     std::cerr << "usage: random_bot [--address HOST:PORT] [--token TOKEN] [--name NAME] "
@@ -298,5 +395,5 @@ int main(int argc, char** argv) {
   std::string seed = FromEnv("EUCHRE_BOT_SEED", "");
   std::mt19937_64 random(seed.empty() ? std::random_device{}()
                                       : std::strtoull(seed.c_str(), nullptr, 10));
-  return Run(options, random);
+  return Run(options, random, stopper);
 }
