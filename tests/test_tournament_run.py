@@ -170,6 +170,10 @@ def test_ratings_prints_the_tables_and_leaves_the_anchored_report_html_alone(
     assert [p.name for p in out.glob("report*.html")] == ["report.html"]
     anchored = cli("ratings", str(store_path(out)), "--anchor", "random")
     assert anchored.returncode == 0 and "+0 (anchor)" in anchored.stdout
+    (out / "report.html").unlink()
+    again = cli("report", str(out))  # the run's anchor, from its summary.json
+    assert again.returncode == 0, again.stderr
+    assert "(anchor)" in (out / "report.html").read_text()
 
 
 def test_a_bad_configuration_is_an_error_naming_the_key(tmp_path: Path) -> None:

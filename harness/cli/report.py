@@ -7,6 +7,7 @@ results folder.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,8 @@ def register(sub: Any) -> None:
                    help="a results folder, as written by run or sprt (default: results)")
     p.add_argument("--tournament",
                    help="tournament id (default: the newest tournament in the store)")
-    p.add_argument("--anchor", help="fix this bot's rating (default: mean 0)")
+    p.add_argument("--anchor", help="fix this bot's rating (default: the anchor in the "
+                                    "folder's summary.json of that tournament, else mean 0)")
     p.add_argument("--anchor-rating", type=float, default=0.0,
                    help="the anchor's rating (default 0)")
     p.add_argument("--output", help="where to write report.html (default: the folder)")
@@ -51,6 +53,20 @@ def _tournament(store: ResultsStore, wanted: str | None) -> str:
     return ids[-1]
 
 
+def _summary_anchor(folder: Path, tournament_id: str) -> tuple[str | None, float]:
+    """The anchor and its rating that the run wrote into ``folder/summary.json`` for this
+    tournament (the store does not keep them), so that a regenerated page reads as
+    report.md does; ``(None, 0.0)`` if there is none."""
+    try:
+        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+        ratings = summary["ratings"] if summary["tournament_id"] == tournament_id else {}
+        anchor = ratings.get("anchor")
+        rating = next(float(p["elo"]) for p in ratings["players"] if p["name"] == anchor)
+    except (OSError, ValueError, KeyError, TypeError, StopIteration):
+        return None, 0.0
+    return (str(anchor), rating) if anchor else (None, 0.0)
+
+
 def handle(args: argparse.Namespace) -> int:
     from harness.web import write_report_html
 
@@ -60,7 +76,9 @@ def handle(args: argparse.Namespace) -> int:
         raise HarnessError(f"no results store at {path}")
     with ResultsStore(path) as store:
         tid = _tournament(store, args.tournament)
-        out = write_report_html(Path(args.output or folder), store, tid, anchor=args.anchor,
-                                anchor_rating=args.anchor_rating)
+        anchor, rating = ((args.anchor, args.anchor_rating) if args.anchor
+                          else _summary_anchor(folder, tid))
+        out = write_report_html(Path(args.output or folder), store, tid, anchor=anchor,
+                                anchor_rating=rating)
     print(out, file=sys.stdout)
     return 0
