@@ -34,8 +34,13 @@ CHATTY = (
     "    sys.stderr.flush()\n"
     "atexit.register(bye)\n"
     "signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))\n"
-    "import runpy\n"
-    "runpy.run_module('sample_bots.random_bot', run_name='__main__')\n"
+    "import asyncio, os\n"
+    "from harness.sdk import run_async\n"
+    "from sample_bots.random_bot import RandomBot\n"
+    # run_async, not the SDK's main: that one takes SIGTERM over (a quiet, orderly exit),
+    # while this bot must start its last words the moment it is told to stop
+    "asyncio.run(run_async(RandomBot(), os.environ['EUCHRE_REFEREE_ADDRESS'],\n"
+    "                      os.environ['EUCHRE_BOT_TOKEN']))\n"
 )
 
 
