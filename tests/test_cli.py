@@ -21,6 +21,7 @@ from serve_support import WAIT_S, Started, end, wait_for_address
 from harness.cli import build_parser
 from harness.cli._tournament import load
 from harness.cli.common import operator_token
+from harness.protocol.tls import ServerTLS
 from harness.store import ResultsStore
 from harness.tournament.runner import store_path
 
@@ -295,7 +296,7 @@ def test_listening_beyond_this_machine_without_tls_or_an_operator_token_is_noted
     err = capsys.readouterr().err
     assert "no operator token" in err and "without TLS" in err
     args = argparse.Namespace(host="0.0.0.0", operator_token="s3cret")
-    assert operator_token(args, object()) == "s3cret"
+    assert operator_token(args, ServerTLS(b"chain", b"key")) == "s3cret"
     assert capsys.readouterr().err == ""
     assert operator_token(argparse.Namespace(host="127.0.0.1", operator_token=None),
                           None) is None

@@ -49,6 +49,15 @@ def _fill_store(settings: LadderSettings) -> None:
                 finished_at=now, duration_s=1.0, record={}))
 
 
+async def _listening(address: list[str], ladder: asyncio.Future[None]) -> None:
+    """Until the ladder says where it listens (its own error, if it fails first)."""
+    while not address:
+        if ladder.done():
+            ladder.result()
+            raise AssertionError("the ladder stopped before it listened")
+        await asyncio.sleep(0.02)
+
+
 def test_large_operator_answers_are_capped_or_sent_whole(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     settings = _settings(tmp_path)
@@ -61,8 +70,7 @@ def test_large_operator_answers_are_capped_or_sent_whole(
         runtime = LadderRuntime(settings, stop=stop, on_listen=address.append)
         ladder = asyncio.ensure_future(runtime.run())
         try:
-            while not address:
-                await asyncio.sleep(0.02)
+            await asyncio.wait_for(_listening(address, ladder), 120)
             async with grpc.aio.insecure_channel(address[0]) as channel:
                 stub = lp.LadderServiceStub(channel)
                 counts = []

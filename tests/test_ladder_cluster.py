@@ -25,20 +25,22 @@ from serve_support import Started
 from harness.cli import build_parser
 from harness.cli._tournament import overrides
 from harness.cli.ladder import settings_from
-from harness.errors import ConfigError
+from harness.errors import ClusterError, ConfigError
+from harness.ladder.cluster import FAILURES_IN_A_ROW, HouseCluster
 from harness.ladder.matchmaking import SetStatus
 from harness.ladder.quarantine import QuarantinePolicy
 from harness.ladder.registry import Registry
 from harness.ladder.runtime import LadderRuntime, LadderSettings
 from harness.ladder.sets import SetLog, StoredSet
 from harness.ladder.store import LadderStore
-from harness.referee.outcome import TimeControl
+from harness.referee.outcome import FaultPolicy, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.rules.config import RulesConfig
 from harness.sdk import play_session
 from harness.store import GameRow, ResultsStore
 from harness.tournament.config import load_config
+from harness.tournament.schedule import ScheduledGame
 from sample_bots.random_bot import RandomBot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,11 +52,12 @@ def house_bot(name: str, seed: int) -> Entrant:
                                     cwd=str(ROOT), env={"EUCHRE_BOT_SEED": str(seed)}))
 
 
-def settings(tmp_path: Path, **cluster: object) -> LadderSettings:
+def settings(tmp_path: Path, *, scheduler: str | None = None,
+             workers: int = 0) -> LadderSettings:
     return LadderSettings(store=tmp_path / "ladder.sqlite", log_dir=tmp_path / "logs",
                           rules=RulesConfig(target=3), time_control=TimeControl.parse("5+30"),
                           concurrency=1, house=((house_bot("r1", 1), 2), (house_bot("r2", 2), 2)),
-                          poll_seconds=0.2, **cluster)  # type: ignore[arg-type]
+                          poll_seconds=0.2, scheduler=scheduler, workers=workers)
 
 
 async def until(check: Callable[[], object], what: str) -> None:
@@ -97,6 +100,8 @@ def test_house_sets_are_played_on_the_workers_and_registered_bots_on_the_referee
         runtime = LadderRuntime(ladder, stop=stop_, on_listen=address.append)
         running = asyncio.ensure_future(runtime.run())
         await until(lambda: address or running.done(), "the ladder to listen")
+        if running.done():
+            running.result()  # its own error
         bots = [asyncio.ensure_future(play_session(RandomBot(i), address[0], token.reveal()))
                 for i in range(2)]
 
@@ -307,3 +312,35 @@ def test_a_house_bot_that_cannot_start_on_a_worker_is_benched_naming_the_worker(
         "broken: startup_failure", "broken benched", "interrupted: the ladder stopped"}
     assert any("house bot broken could not start on worker tcp://" in r.getMessage()
                for r in caplog.records)
+
+
+def test_games_failing_on_the_cluster_again_and_again_take_it_out_of_use(
+        tmp_path: Path) -> None:
+    """The policy on the ladder's side (no Dask needed): a game that fails on the cluster
+    cuts its set short; three in a row and the ladder plays on its referee until the
+    retry period is over, rather than starting set after doomed set."""
+    class Failing:  # a ClusterPlayer whose every game fails on the workers
+        async def play(self, order: object) -> None:
+            raise ClusterError("game failed on a worker: ImportError: no module")
+
+        async def close(self) -> None:
+            pass
+
+    house = [house_bot("r1", 1), house_bot("r2", 2)]
+    cluster = HouseCluster("l", house, 2, RulesConfig(), tmp_path, workers=1,
+                           retry_seconds=3600.0)
+    game = ScheduledGame(key="ladder/000000000/t0", seats=("r1", "r2", "r1", "r2"), seed=1,
+                         group="ladder/000000000", table=0, sides=(("r1",), ("r2",)))
+
+    async def scenario() -> list[bool]:
+        cluster._player = Failing()  # type: ignore[assignment]
+        up = []
+        for _ in range(FAILURES_IN_A_ROW):
+            with pytest.raises(ClusterError, match="failed on a worker"):
+                await cluster.play(game, TimeControl(), FaultPolicy())
+            up.append(cluster.up)
+        assert await cluster.play(game, TimeControl(), FaultPolicy()) is None  # taken out
+        await cluster.close()
+        return up
+
+    assert asyncio.run(scenario()) == [True] * (FAILURES_IN_A_ROW - 1) + [False]

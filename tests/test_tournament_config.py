@@ -490,3 +490,5 @@ def test_a_configuration_kept_by_the_referee_holds_token_hashes_that_admit_the_s
     assert registry.lookup(hashed_token("seat-two")) is None  # the hash is no token
     with pytest.raises(ConfigError, match="plain quoted string"):
         hash_tokens('name = "r"\n[[bot]]\nname = "a"\ntokens = ["se\\u0061t"]\n')
+    with pytest.raises(ConfigError, match="no other value of the file equal a token"):
+        hash_tokens('name = "r"\n[[bot]]\nname = "alice"\ntokens = ["alice"]\n')

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.protocol.tls import ServerTLS
 
 
 def split_assignment(text: str, flag: str, *, what: str = "KEY=VALUE") -> tuple[str, str]:
@@ -118,7 +119,7 @@ def default_owner() -> str:
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def operator_token(args: argparse.Namespace, tls: object | None) -> str | None:
+def operator_token(args: argparse.Namespace, tls: ServerTLS | None) -> str | None:
     """The operator token of a listening command (``--operator-token`` or
     ``EUCHRE_OPERATOR_TOKEN``), with a note on stderr when it listens beyond this machine
     without one (operator calls then come from this machine only) or without TLS (then

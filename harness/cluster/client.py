@@ -112,6 +112,9 @@ class ClusterPlayer:
         except (OSError, TimeoutError) as e:
             await self._close_client()
             raise ClusterError(f"cannot use the Dask cluster at {self.where}: {e}") from None
+        except BaseException:  # cancelled while connecting, or anything else: no leak
+            await asyncio.shield(self._close_client())
+            raise
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None,

@@ -37,9 +37,16 @@ from harness.referee.pool import Entrant
 from harness.rules.config import RulesConfig
 from harness.tournament.schedule import ScheduledGame
 
-__all__ = ["HouseCluster"]
+__all__ = ["FAILURES_IN_A_ROW", "RETRY_SECONDS", "HouseCluster"]
 
 log = logging.getLogger("euchre.ladder")
+
+RETRY_SECONDS = 60.0
+"""How often, by default, a ladder tries again a cluster it lost."""
+
+FAILURES_IN_A_ROW = 3
+"""Games failing on the cluster one after another (each killed worker after worker, or
+failed on it) that take the cluster out of use for a retry period, as if it were lost."""
 
 class HouseCluster:
     """The cluster that plays a ladder's house-only deal sets. :meth:`open` connects (a
@@ -49,7 +56,7 @@ class HouseCluster:
 
     def __init__(self, ladder_id: str, house: Sequence[Entrant], seats_per_bot: int,
                  rules: RulesConfig, log_dir: Path, *, scheduler: str | None = None,
-                 workers: int = 0, retry_seconds: float = 60.0) -> None:
+                 workers: int = 0, retry_seconds: float = RETRY_SECONDS) -> None:
         self.spec = ArenaSpec.make(ladder_id, house, {e.name: seats_per_bot for e in house},
                                    rules, log_dir)
         self.scheduler = scheduler
@@ -59,6 +66,7 @@ class HouseCluster:
         self._lost_at: float | None = None
         self._retrying: asyncio.Task[None] | None = None
         self._closing: asyncio.Future[None] | None = None
+        self._failures = 0  # games in a row that failed on the cluster
 
     @property
     def where(self) -> str:
@@ -92,6 +100,13 @@ class HouseCluster:
         except ClusterLost as e:
             self._lose(player, e)
             return None
+        except ClusterError as e:
+            self._failures += 1
+            if self._failures >= FAILURES_IN_A_ROW:
+                self._lose(player, ClusterError(f"{self._failures} games in a row failed "
+                                                f"on the Dask cluster at {self.where}: {e}"))
+            raise
+        self._failures = 0
         if placed is None:
             return None
         result, worker, head = placed
@@ -101,10 +116,11 @@ class HouseCluster:
                         failed[0], worker, head[0] if head and head[0] else "none")
         return result
 
-    def _lose(self, player: ClusterPlayer, e: ClusterLost) -> None:
+    def _lose(self, player: ClusterPlayer, e: ClusterError) -> None:
         if self._player is not player:
             return  # already lost (several sets were in play)
         self._player = None
+        self._failures = 0
         self._lost_at = time.monotonic()
         log.error("%s; house sets are played on the ladder's referee until it is back "
                   "(tried again every %.0f s)", e, self.retry_seconds)
@@ -121,7 +137,8 @@ class HouseCluster:
                 await self.open()
                 log.warning("the Dask cluster at %s is back: house sets go to its workers "
                             "again", self.where)
-            except ClusterError:
+            except Exception as e:  # ClusterError, or anything Dask raises on the way
+                log.debug("the Dask cluster at %s is still away: %s", self.where, e)
                 self._lost_at = time.monotonic()
             finally:
                 self._retrying = None

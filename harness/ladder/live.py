@@ -33,11 +33,11 @@ from aiohttp import web
 
 from harness.ladder.runtime import LadderRuntime
 from harness.ladder.service import standings
-from harness.ladder.sets import set_of
 from harness.protocol.ladder import standing_to_dict
 from harness.store import GameRow
 from harness.tournament.feed import HEADERS, MAX_STREAMS, Feed
 from harness.tournament.live import LiveSite, game_view, html, latest_shown, replay_page
+from harness.tournament.schedule import group_of
 from harness.web.live import ladder_page
 
 __all__ = ["RECENT_GAMES", "LadderLiveServer", "ladder_view"]
@@ -47,8 +47,8 @@ RECENT_GAMES = 20
 
 def _unfinished(runtime: LadderRuntime, rows: list[GameRow]) -> set[str]:
     """The keys of those ``rows`` whose deal set is not over yet."""
-    over = runtime.sets.finished(set_of(r.game_key) for r in rows)
-    return {r.game_key for r in rows if set_of(r.game_key) not in over}
+    over = runtime.sets.finished(group_of(r.game_key) for r in rows)
+    return {r.game_key for r in rows if group_of(r.game_key) not in over}
 
 
 def ladder_view(runtime: LadderRuntime) -> dict[str, Any]:

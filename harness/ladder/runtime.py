@@ -38,7 +38,7 @@ from datetime import datetime
 from pathlib import Path
 
 from harness.errors import ClusterError, ConfigError
-from harness.ladder.cluster import HouseCluster
+from harness.ladder.cluster import RETRY_SECONDS, HouseCluster
 from harness.ladder.events import LadderEvents
 from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, Policy, SetProgress
 from harness.ladder.quarantine import Quarantine, QuarantinePolicy
@@ -99,7 +99,7 @@ class LadderSettings:
     operator_token: str | None = None  # None: operator calls from this machine only
     scheduler: str | None = None  # house-only sets on this Dask scheduler's workers
     workers: int = 0  # ... or on a local cluster of this many worker processes
-    cluster_retry_seconds: float = 60.0  # a lost scheduler is tried again this often
+    cluster_retry_seconds: float = RETRY_SECONDS  # a lost scheduler is tried again this often
 
     @property
     def seats_per_bot(self) -> int:
@@ -401,6 +401,14 @@ class LadderRuntime:
                                  lambda server: lp.add_to_server(servicer, server))
         if self.cluster is not None:
             await self.cluster.open()  # ClusterError: the ladder does not start
+        try:
+            await self._serve(arena)
+        finally:
+            if self.cluster is not None:
+                await self.cluster.close()  # also when the referee could not start
+
+    async def _serve(self, arena: Arena) -> None:
+        s = self.settings
         async with arena:
             self.arena = arena
             for entrant, seats in s.house:
@@ -427,6 +435,9 @@ class LadderRuntime:
                     await self.cluster.close()  # its sets in play are cut short
                 if self._running:
                     await asyncio.wait(list(self._running), timeout=10.0)
+                for task in list(self._running):  # none may write once the lock is gone
+                    task.cancel()
+                await asyncio.gather(*self._running, return_exceptions=True)
                 self.arena = None
 
     # ------------------------------------------------------------------ operator

@@ -20,17 +20,13 @@ from harness.ladder.matchmaking import DealSet, Pair, SetProgress, SetStatus, pa
 from harness.ladder.store import LadderStore
 from harness.referee.outcome import Termination
 from harness.store import GameRow
+from harness.tournament.schedule import group_of
 
-__all__ = ["SetLog", "StoredSet", "set_of"]
+__all__ = ["SetLog", "StoredSet"]
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def set_of(game_key: str) -> str:
-    """The key of the deal set a game belongs to (its key without the ``/tN`` part)."""
-    return game_key.rsplit("/t", 1)[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +101,7 @@ class SetLog:
         status = {s.key: s.status for s in sets}
         kept = []
         for row in rows:
-            state = status.get(set_of(row.game_key))
+            state = status.get(group_of(row.game_key))
             if state is SetStatus.COMPLETE or (
                     state is SetStatus.CUT_SHORT and row.termination is Termination.FORFEIT):
                 kept.append(row)

@@ -513,23 +513,27 @@ def hash_tokens(text: str) -> str:
     """A configuration file's text with every remote bot's token replaced by its
     ``sha256:HEX`` form (:func:`~harness.referee.session.hashed_token`), which admits the
     same bot: what a referee keeps of a configuration it was sent holds no token in
-    clear. Raises ConfigError if a token is not written as a plain quoted string."""
-    def tokens(document: Mapping[str, Any]) -> list[list[str]]:
-        bots = document.get("bot", [])
-        return [[str(t) for t in bot.get("tokens", [])] for bot in bots
-                if isinstance(bot, dict)] if isinstance(bots, list) else []
-
+    clear. Nothing else changes; ConfigError if that cannot be done (a token not written
+    as a plain quoted string, or equal to another value of the file)."""
     try:
-        before = tokens(tomllib.loads(text))
+        document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError("config", f"not valid TOML: {e}") from None
+    bots = document.get("bot", [])
+    bots = [b for b in bots if isinstance(b, dict)] if isinstance(bots, list) else []
+    clear = {str(t) for bot in bots for t in bot.get("tokens", [])}
+    for bot in bots:  # the document as it must read afterwards
+        if "tokens" in bot:
+            bot["tokens"] = [hashed_token(str(t)) for t in bot["tokens"]]
     out = text
-    for token in sorted({t for ts in before for t in ts}, key=len, reverse=True):
+    for token in sorted(clear, key=len, reverse=True):
         for quote in ('"', "'"):
             out = out.replace(f"{quote}{token}{quote}", f'"{hashed_token(token)}"')
-    if tokens(tomllib.loads(out)) != [[hashed_token(t) for t in ts] for ts in before]:
-        raise ConfigError("bot.tokens", "write each token as a plain quoted string (\"...\"),"
-                                        " so that the referee can keep its hash instead")
+    if tomllib.loads(out) != document:
+        raise ConfigError("bot.tokens", "cannot keep this configuration with its tokens "
+                                        "hashed: write each token as a plain quoted string "
+                                        "(\"...\"), and let no other value of the file "
+                                        "equal a token")
     return out
 
 

@@ -47,6 +47,7 @@ from harness.tournament.feed import (
     serve_stream,
 )
 from harness.tournament.runner import store_path
+from harness.tournament.schedule import group_of
 from harness.tournament.service import TournamentService
 from harness.web import replay_html
 from harness.web.data import game_summary
@@ -63,11 +64,6 @@ _PAGE_FILE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*\.html")
 
 Held = Callable[[list[GameRow]], Collection[str]]
 """Given stored games, the keys of those a public page must not show yet."""
-
-
-def _group(game_key: str) -> str:
-    """The duplicate group (a ladder's deal set) of a game: its key without ``/tN``."""
-    return game_key.rsplit("/t", 1)[0]
 
 
 def latest_shown(store: ResultsStore, tournament_id: str, count: int,
@@ -93,8 +89,8 @@ def _group_holdback(config: TournamentConfig | None, store: ResultsStore,
     tables = int(getattr(config.make_format(), "tables", 1))
 
     def held(rows: list[GameRow]) -> set[str]:
-        stored = collections.Counter(_group(k) for k in store.finished_keys(tournament_id))
-        return {r.game_key for r in rows if stored[_group(r.game_key)] < tables}
+        stored = collections.Counter(group_of(k) for k in store.finished_keys(tournament_id))
+        return {r.game_key for r in rows if stored[group_of(r.game_key)] < tables}
 
     return held
 

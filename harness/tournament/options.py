@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.ladder.cluster import RETRY_SECONDS
 from harness.ladder.matchmaking import Policy
 from harness.ladder.quarantine import QuarantinePolicy
 from harness.referee.botlog import DEFAULT_LOG_LIMIT
@@ -203,7 +204,7 @@ OPTIONS: tuple[Option, ...] = (
            _ladder_default("bench_max_seconds")),
     Option("ladder.cluster_retry_seconds", "float", "ladder: how often a ladder that lost "
            "its Dask scheduler tries it again (in between, its referee plays every set)",
-           60.0),
+           RETRY_SECONDS),
     Option("rules", "section", "the rules (see Rules options)", RulesConfig(),
            shown_default="four-handed defaults", stored=FORMATS),
     Option("bot", "section", "the bots, one [[bot]] table each (keys: bot.*)", REQUIRED,

@@ -104,6 +104,7 @@ __all__ = [
     "SprtMatch",
     "TournamentFormat",
     "deal_seed",
+    "group_of",
     "pairings",
 ]
 
@@ -118,6 +119,12 @@ def deal_seed(tournament_seed: int, index: int) -> int:
     ``sha256("euchre-harness/deals/<tournament_seed>/<index>")``."""
     text = f"euchre-harness/deals/{tournament_seed}/{index}"
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 2
+
+
+def group_of(game_key: str) -> str:
+    """The duplicate group of a game (a ladder's deal set): its key without the ``/tN``
+    table part, as :class:`ScheduledGame` keys are made."""
+    return game_key.rsplit("/t", 1)[0]
 
 
 @dataclass(frozen=True, slots=True)
