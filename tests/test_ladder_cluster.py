@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import re
 import signal
 import sys
 from collections import Counter
@@ -146,7 +147,9 @@ def test_a_worker_killed_mid_set_loses_nothing_and_stores_nothing_twice(
         tmp_path: Path, cluster: tuple[LocalCluster, Client]) -> None:
     lc, client = cluster
     pids: dict[str, int] = client.run(os.getpid)
-    victim = psutil.Process(pids[sorted(pids)[0]])
+    victim_address = sorted(pids)[0]
+    victim = psutil.Process(pids[victim_address])
+    in_flight: list[str] = []
     ladder = settings(tmp_path, scheduler=lc.scheduler_address)
     doomed: list[psutil.Process] = []
 
@@ -155,8 +158,15 @@ def test_a_worker_killed_mid_set_loses_nothing_and_stores_nothing_twice(
         runtime = LadderRuntime(ladder, stop=stop_)
         running = asyncio.ensure_future(runtime.run())
         await until(lambda: len(games(runtime)) >= 3 or running.done(), "games stored")
+
+        def on_victim() -> list[str]:  # the games the victim is playing now
+            busy = client.processing(workers=[victim_address]).get(victim_address, ())
+            return re.findall(r"ladder/\d+/t\d+", " ".join(str(k) for k in busy))
+
+        await until(lambda: on_victim() or running.done(), "a game on the doomed worker")
         doomed.extend(victim.children(recursive=True))
-        victim.send_signal(signal.SIGKILL)  # with sets in play on both workers
+        in_flight.extend(on_victim())
+        victim.send_signal(signal.SIGKILL)  # mid-game
         at_kill = len(games(runtime))
         await until(lambda: len(games(runtime)) >= at_kill + 8 or running.done(),
                     "games after the kill")
@@ -174,6 +184,9 @@ def test_a_worker_killed_mid_set_loses_nothing_and_stores_nothing_twice(
             with contextlib.suppress(psutil.NoSuchProcess):
                 p.kill()
     assert len(rows) >= at_kill + 8 and all(on_worker(row) for row in rows)
+    # the game the doomed worker was playing (cut off by the kill, unless it finished in
+    # the instant before) is stored, once
+    assert in_flight and [r.game_key for r in rows].count(in_flight[0]) == 1
     check_every_set_whole(sets, rows)
     # no set was cut short by the kill: only the stop at the end cuts sets short
     assert {s.reason for s in sets if s.status is SetStatus.CUT_SHORT} <= {
