@@ -33,7 +33,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -89,25 +89,39 @@ def steady_rate(out: Path, command: str, delay_ms: float, games: int, warm: int,
     last = len(rows) - warm if warm > 1 else len(rows) - 1
     if last <= warm - 1:
         raise SystemExit("too few games to measure: raise --games-per-worker")
+    return _rates(rows, warm, last)
+
+
+def _rates(rows: list[tuple[float, int]], warm: int, last: int) -> tuple[float, float, int]:
+    """(decisions/s, games/s, games) of ``rows`` (finish time, decisions), sorted, from
+    the ``warm``-th game to finish to the ``last`` (an index)."""
     elapsed = rows[last][0] - rows[warm - 1][0]
     decisions = sum(d for _, d in rows[warm:last + 1])
     return decisions / elapsed, (last - warm + 1) / elapsed, len(rows)
 
 
-def scaling(args: argparse.Namespace, tmp: Path) -> None:
-    print(f"1. bot-bound scaling: bots sleep {args.delay_ms:g} ms per decision, "
-          f"{args.games_per_worker} games per worker")
+def _per_worker_count(args: argparse.Namespace,
+                      measure: Callable[[int, str], tuple[float, float, int]],
+                      target: bool) -> None:
+    """Run ``measure(workers, scheduler)`` on a LocalCluster of each ``--workers`` count
+    and print its rates relative to the first."""
     base = None
     for n in args.workers:
         with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                           dashboard_address=None) as lc:
-            rate, games, played = steady_rate(tmp / f"scale{n}", SLEEPY, args.delay_ms,
-                                              args.games_per_worker * n, n,
-                                              {"cluster.scheduler": lc.scheduler_address})
+            rate, games, played = measure(n, lc.scheduler_address)
         base = base or rate
+        goal = f" (target x{0.85 * n:.2f})" if target else ""
         print(f"   {n} workers: {played:3d} games, {rate:6.0f} decisions/s "
-              f"({games:5.2f} games/s), x{rate / base:.2f} of 1 worker "
-              f"(target x{0.85 * n:.2f})", flush=True)
+              f"({games:5.2f} games/s), x{rate / base:.2f} of 1 worker{goal}", flush=True)
+
+
+def scaling(args: argparse.Namespace, tmp: Path) -> None:
+    print(f"1. bot-bound scaling: bots sleep {args.delay_ms:g} ms per decision, "
+          f"{args.games_per_worker} games per worker")
+    _per_worker_count(args, lambda n, scheduler: steady_rate(
+        tmp / f"scale{n}", SLEEPY, args.delay_ms, args.games_per_worker * n, n,
+        {"cluster.scheduler": scheduler}), target=True)
 
 
 def overhead(args: argparse.Namespace, tmp: Path) -> None:
@@ -181,23 +195,14 @@ def ladder_rate(out: Path, delay_ms: float, seconds: float, warm: int,
                    len(g.record["decision_ms"])) for g in asyncio.run(play()))
     if len(rows) <= warm + 1:
         raise SystemExit("too few ladder games to measure: raise --ladder-seconds")
-    elapsed = rows[-1][0] - rows[warm - 1][0]
-    decisions = sum(d for _, d in rows[warm:])
-    return decisions / elapsed, (len(rows) - warm) / elapsed, len(rows)
+    return _rates(rows, warm, len(rows) - 1)
 
 
 def ladder(args: argparse.Namespace, tmp: Path) -> None:
     print(f"4. the ladder: two house bots that sleep {args.delay_ms:g} ms per decision, "
           f"{args.ladder_seconds:g} s on each cluster")
-    base = None
-    for n in args.workers:
-        with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                          dashboard_address=None) as lc:
-            rate, games, played = ladder_rate(tmp / f"ladder{n}", args.delay_ms,
-                                              args.ladder_seconds, n, lc.scheduler_address)
-        base = base or rate
-        print(f"   {n} workers: {played:3d} games, {rate:6.0f} decisions/s "
-              f"({games:5.2f} games/s), x{rate / base:.2f} of 1 worker", flush=True)
+    _per_worker_count(args, lambda n, scheduler: ladder_rate(
+        tmp / f"ladder{n}", args.delay_ms, args.ladder_seconds, n, scheduler), target=False)
 
 
 def main() -> None:

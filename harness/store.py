@@ -489,6 +489,15 @@ class ResultsStore:
                 )
             }
 
+    def count_keys(self, tournament_id: str, prefixes: Iterable[str]) -> dict[str, int]:
+        """How many of the tournament's stored game keys start with each prefix (a range
+        scan of the key index each, not a read of every key)."""
+        with self._reading() as conn:
+            return {p: int(conn.execute(
+                "SELECT COUNT(*) FROM games WHERE tournament_id = ? AND game_key >= ? "
+                "AND game_key < ?", (tournament_id, p, p[:-1] + chr(ord(p[-1]) + 1)),
+            ).fetchone()[0]) for p in set(prefixes) if p}
+
     def record_game(self, game: GameRow) -> bool:
         """Store a finished game and its faults atomically. Returns ``True`` if stored,
         ``False`` if a game with the same tournament and key was already there (the

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -486,3 +487,14 @@ def test_sigkill_mid_recording_loses_nothing_committed_and_duplicates_nothing(
         before
     )
     conn.close()
+
+
+def test_count_keys_counts_each_prefix_without_its_longer_neighbours(tmp_path: Path) -> None:
+    with ResultsStore(tmp_path / "r.sqlite") as s:
+        s.ensure_tournament("t1", "first", CONFIG)
+        s.ensure_tournament("t2", "second", CONFIG)
+        for key in ("rr/0001/t0", "rr/0001/t1", "rr/00010/t0", "rr/0002/t0"):
+            s.record_game(dataclasses.replace(make_game(1), game_key=key))
+        s.record_game(dataclasses.replace(make_game(1, "t2"), game_key="rr/0001/t2"))
+        assert s.count_keys("t1", ["rr/0001/t", "rr/0002/t", "rr/0003/t"]) == {
+            "rr/0001/t": 2, "rr/0002/t": 1, "rr/0003/t": 0}

@@ -123,13 +123,7 @@ async def _standings(stub: Any, args: argparse.Namespace, md: Metadata) -> int:
     answer = await stub.GetStandings(lp.GetStandingsRequest(latest_only=args.latest),
                                      metadata=md, timeout=args.timeout)
     rows = [lp.standing_to_dict(s) for s in answer.standings]
-    if args.json:
-        print(json.dumps({"standings": rows}))
-    elif not rows:
-        print("no bots")
-    else:
-        print(standings_table(rows))
-    return 0
+    return _print_rows(args, "standings", rows, "no bots", standings_table)
 
 
 def _game_line(g: dict[str, Any]) -> list[str]:
@@ -141,13 +135,15 @@ async def _games(stub: Any, args: argparse.Namespace, md: Metadata) -> int:
     answer = await stub.ListGames(lp.ListGamesRequest(bot=args.bot, limit=max(0, args.limit)),
                                   metadata=md, timeout=args.timeout)
     games = [lp.game_to_dict(g) for g in answer.games]
-    if args.json:
-        print(json.dumps({"games": games}))
-    elif not games:
-        print("no games")
-    else:
-        print(tabulate([_game_line(g) for g in games],
-                       headers=("game", "seats", "scores", "end", "finished")))
+    return _print_rows(args, "games", games, "no games", lambda rows: tabulate(
+        [_game_line(g) for g in rows], headers=("game", "seats", "scores", "end", "finished")))
+
+
+def _print_rows(args: argparse.Namespace, key: str, rows: list[dict[str, Any]], empty: str,
+                table: Callable[[list[dict[str, Any]]], str]) -> int:
+    """One answer's rows: as ``{key: rows}`` JSON with ``--json``, else ``empty`` or the
+    ``table`` of them."""
+    print(json.dumps({key: rows}) if args.json else table(rows) if rows else empty)
     return 0
 
 

@@ -25,7 +25,6 @@ replay the same deals, so a bot playing one table must not read another's hands.
 from __future__ import annotations
 
 import asyncio
-import collections
 import datetime as dt
 import re
 from collections.abc import AsyncIterator, Callable, Collection
@@ -86,11 +85,12 @@ def _group_holdback(config: TournamentConfig | None, store: ResultsStore,
     games of the groups not every table of which is stored yet."""
     if config is None or not config.duplicate or not any(b.remote for b in config.bots):
         return lambda rows: ()
-    tables = int(getattr(config.make_format(), "tables", 1))
+    tables = config.make_format().tables
 
     def held(rows: list[GameRow]) -> set[str]:
-        stored = collections.Counter(group_of(k) for k in store.finished_keys(tournament_id))
-        return {r.game_key for r in rows if stored[group_of(r.game_key)] < tables}
+        group = {r.game_key: group_of(r.game_key) + "/t" for r in rows}  # its tables' keys
+        stored = store.count_keys(tournament_id, group.values())
+        return {key for key, tables_of in group.items() if stored[tables_of] < tables}
 
     return held
 

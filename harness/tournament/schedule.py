@@ -229,6 +229,8 @@ class TournamentFormat(abc.ABC):
     """A tournament format: hands out games lazily and takes their results."""
 
     name: ClassVar[str]
+    tables: int = 1
+    """Games per duplicate group (one deal played at every table); 1 without duplicate."""
 
     @abc.abstractmethod
     def games(self) -> Iterator[ScheduledGame]:
