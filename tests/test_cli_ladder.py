@@ -40,7 +40,7 @@ def test_register_prints_the_token_once_and_stores_only_its_hash(
     name, token = out.split()
     assert name == "mybot:" and token.startswith("eh_")
     store_path = tmp_path / "out" / "ladder.sqlite"
-    assert token.split("_")[2].encode() not in store_path.read_bytes()
+    assert token.split("_", 2)[2].encode() not in store_path.read_bytes()
     with LadderStore(store_path) as store:
         entrant = Registry(store).authenticate(token)
     assert entrant is not None and entrant.concurrency == 2  # same-bot partnerships

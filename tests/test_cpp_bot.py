@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from build_support import build_lock
 from serve_support import Ladder, Started, end, wait_for
 from tls_support import make_certificates
 
@@ -62,14 +63,15 @@ def cpp_bot(request: pytest.FixtureRequest,
     cache = getattr(request.config, "cache", None)  # None with -p no:cacheprovider
     build = (Path(cache.mkdir("cpp-bot-build")) if cache is not None
              else tmp_path_factory.mktemp("cpp-bot-build"))
-    for step in (["cmake", "-S", str(CPP_SOURCE), "-B", str(build)],
-                 ["cmake", "--build", str(build), "-j", "2"]):
-        done = subprocess.run(step, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            output = (done.stdout + done.stderr)[-4000:]
-            if "Could NOT find" in output or "Could not find" in output:
-                missing_prerequisite(f"CMake could not find a dependency:\n{output}")
-            pytest.fail(f"{' '.join(step)} failed:\n{output}")
+    with build_lock(build):  # parallel test workers share one build
+        for step in (["cmake", "-S", str(CPP_SOURCE), "-B", str(build)],
+                     ["cmake", "--build", str(build), "-j", "2"]):
+            done = subprocess.run(step, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                output = (done.stdout + done.stderr)[-4000:]
+                if "Could NOT find" in output or "Could not find" in output:
+                    missing_prerequisite(f"CMake could not find a dependency:\n{output}")
+                pytest.fail(f"{' '.join(step)} failed:\n{output}")
     exe = build / "random_bot"
     assert exe.is_file(), f"the build made no {exe}"
     return exe

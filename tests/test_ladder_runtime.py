@@ -115,7 +115,7 @@ def test_a_registered_bot_dials_in_with_its_token_and_gets_rated(tmp_path: Path)
     complete = [s for s in sets if s.status is SetStatus.COMPLETE]
     assert set(complete[0].base) == {"visitor", "house-random"}
     assert ratings is not None and {"visitor", "house-random"} <= set(ratings.elo)
-    assert token.reveal().split("_")[2].encode() not in settings.store.read_bytes()
+    assert token.reveal().split("_", 2)[2].encode() not in settings.store.read_bytes()
 
 
 def test_a_restart_cuts_short_unfinished_sets_and_restores_the_counts(

@@ -167,7 +167,10 @@ class TournamentService:
         name = config.name if config else tournament_id
         if entry is not None:
             state = entry.runner.state
-            return op.progress(tournament_id, name, entry.status, max(done, state.done),
+            # A final status is shown once its files (report.html, summary.json) are
+            # written: until then the tournament is still finishing.
+            shown = entry.status if entry.ended or entry.status == "pending" else "running"
+            return op.progress(tournament_id, name, shown, max(done, state.done),
                                state.total or total, rows, entry.detail or state.status)
         if status in _ACTIVE:  # stored as running: the referee stopped while it ran
             status, detail = "interrupted", detail or "the referee stopped while it ran"
