@@ -1,8 +1,9 @@
 """Slow HTTP clients, for the tests that attack the live pages.
 
-    python tests/slow_clients.py HOST PORT COUNT STATUS_FILE
+    python tests/slow_clients.py HOST PORT COUNT STATUS_FILE [ADDRESSES]
 
-holds COUNT connections to HOST:PORT, each sending the head of a request one byte every
+holds COUNT connections to HOST:PORT (from the local address 127.0.0.1, or spread over
+ADDRESSES loopback addresses 127.0.1.1, 127.0.1.2, ...), each sending the head of a request one byte every
 :data:`BYTE_EVERY_S` seconds and never finishing it. A connection the server closes (or
 refuses) is dialed again after :data:`REDIAL_S`. Twice a second it writes its counts to
 STATUS_FILE as JSON (``dialed``, ``open`` now, ``closed`` by the server, ``failed``
@@ -36,10 +37,11 @@ class Counts:
         tmp.replace(path)
 
 
-async def slow_client(host: str, port: int, counts: Counts) -> None:
+async def slow_client(host: str, port: int, source: str, counts: Counts) -> None:
     while True:
         try:
-            reader, writer = await asyncio.open_connection(host, port)
+            reader, writer = await asyncio.open_connection(host, port,
+                                                           local_addr=(source, 0))
         except OSError:
             counts.failed += 1
             await asyncio.sleep(REDIAL_S)
@@ -69,11 +71,14 @@ async def slow_client(host: str, port: int, counts: Counts) -> None:
         await asyncio.sleep(REDIAL_S)
 
 
-async def main(host: str, port: int, count: int, status: Path) -> None:
+async def main(host: str, port: int, count: int, status: Path, addresses: int) -> None:
     counts = Counts()
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    tasks = [asyncio.ensure_future(slow_client(host, port, counts)) for _ in range(count)]
+    sources = ["127.0.0.1"] if addresses <= 1 else [f"127.0.1.{n % 250 + 1}"
+                                                     for n in range(addresses)]
+    tasks = [asyncio.ensure_future(slow_client(host, port, sources[n % len(sources)], counts))
+             for n in range(count)]
     while not stop.is_set():
         counts.write(status)
         with contextlib.suppress(TimeoutError):
@@ -85,8 +90,9 @@ async def main(host: str, port: int, count: int, status: Path) -> None:
 
 if __name__ == "__main__":
     host, port, count, status = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    addresses = int(sys.argv[5]) if len(sys.argv) > 5 else 1
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY and hard < count + 64:
         sys.exit(3)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    asyncio.run(main(host, port, count, Path(status)))
+    asyncio.run(main(host, port, count, Path(status), addresses))
