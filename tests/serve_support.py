@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -112,13 +111,15 @@ def wait_for_address(proc: subprocess.Popen[Any], *, log: Path | None = None,
 class Started:
     """A process started from the repository's root for a test. Its stderr goes to a
     new file in ``folder`` named after ``name`` (``log``), and so does its stdout unless
-    ``own_stdout`` sends that to a file of its own (``out``). With ``file_limit``, its
-    open-file limit (soft and hard) is set to that just after it starts."""
+    ``own_stdout`` sends that to a file of its own (``out``). With ``file_limit``
+    (soft, hard), it starts with that limit on open files (through ``prlimit``)."""
 
     def __init__(self, argv: list[str], folder: Path, name: str, *,
                  env: dict[str, str] | None = None, own_stdout: bool = False,
-                 file_limit: int | None = None) -> None:
+                 file_limit: tuple[int, int] | None = None) -> None:
         folder.mkdir(parents=True, exist_ok=True)
+        if file_limit is not None:
+            argv = ["prlimit", f"--nofile={file_limit[0]}:{file_limit[1]}", "--", *argv]
         handle, log = tempfile.mkstemp(dir=folder, prefix=f"{name}-", suffix=".err")
         os.close(handle)
         self.log = Path(log)
@@ -127,8 +128,6 @@ class Started:
         with self.log.open("a") as err, self.out.open("a") as out:  # both append
             self.proc: subprocess.Popen[bytes] = subprocess.Popen(
                 argv, cwd=REPO, env=self.env, stdout=out, stderr=err)
-        if file_limit is not None:
-            resource.prlimit(self.proc.pid, resource.RLIMIT_NOFILE, (file_limit, file_limit))
 
     @property
     def stderr(self) -> str:
@@ -172,7 +171,7 @@ class Serve(Started):
     """A running ``euchre-harness serve``."""
 
     def __init__(self, output: Path, *extra: str, env: dict[str, str] | None = None,
-                 file_limit: int | None = None) -> None:
+                 file_limit: tuple[int, int] | None = None) -> None:
         super().__init__([sys.executable, "-m", "harness", "serve", "--port", "0",
                           "--output", str(output), "--log-dir", str(output / "serve-logs"),
                           *extra], output.parent, f"{output.name}-serve", env=env,
@@ -185,7 +184,7 @@ class Serve(Started):
 
 @contextmanager
 def serve(output: Path, *extra: str, env: dict[str, str] | None = None,
-          file_limit: int | None = None) -> Iterator[Serve]:
+          file_limit: tuple[int, int] | None = None) -> Iterator[Serve]:
     """Start ``serve`` on a free loopback port, storing tournaments under ``output``."""
     server = Serve(output, *extra, env=env, file_limit=file_limit)
     try:
@@ -217,7 +216,7 @@ class Ladder(Started):
     def __init__(self, folder: Path, *extra: str, name: str = "ladder",
                  concurrency: int = 2, port: int = 0,
                  env: dict[str, str] | None = None,
-                 file_limit: int | None = None) -> None:
+                 file_limit: tuple[int, int] | None = None) -> None:
         self.config = folder / "ladder.toml"
         self.config.write_text(LADDER.format(name=name, output=folder / "out",
                                              concurrency=concurrency))

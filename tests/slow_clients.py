@@ -3,13 +3,13 @@
     python tests/slow_clients.py HOST PORT COUNT STATUS_FILE [ADDRESSES]
 
 holds COUNT connections to HOST:PORT (from the local address 127.0.0.1, or spread over
-ADDRESSES loopback addresses 127.0.1.1, 127.0.1.2, ...), each sending the head of a request one byte every
-:data:`BYTE_EVERY_S` seconds and never finishing it. A connection the server closes (or
-refuses) is dialed again after :data:`REDIAL_S`. Twice a second it writes its counts to
-STATUS_FILE as JSON (``dialed``, ``open`` now, ``closed`` by the server, ``failed``
-dials, ``answered``: connections the server sent something on before closing). Runs
-until SIGTERM. It raises its own open-file limit to the hard limit first, and exits
-with status 3 if that is too low for COUNT connections.
+ADDRESSES loopback addresses 127.0.1.1, 127.0.1.2, ...), each sending the head of a
+request one byte every :data:`BYTE_EVERY_S` seconds and never finishing it. A
+connection the server closes (or refuses) is dialed again after :data:`REDIAL_S`. Twice
+a second it writes its counts to STATUS_FILE as JSON (``dialed``, ``open`` now,
+``closed`` by the server, ``failed`` dials, ``answered``: connections the server sent
+something on before closing). Runs until SIGTERM. It raises its own open-file limit to
+the hard limit first, and exits with status 3 if that is too low for COUNT connections.
 """
 
 from __future__ import annotations

@@ -2,18 +2,23 @@
 sockets: slow request heads, idle keep-alive connections and endless bodies are cut;
 connections over the caps (overall, per client address, the open-file reserve) are
 refused with a 503 at once; a request being answered, such as an event stream, is not
-cut. The attack on real ``ladder`` and ``serve`` processes is in
-test_http_slow_clients.py."""
+cut, unless its client stops reading. The attack on real ``ladder`` and ``serve``
+processes is in test_http_slow_clients.py."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import resource
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
+import pytest
 from aiohttp import web
 
+from harness.tournament import feed as feed_module
+from harness.tournament.feed import Feed
 from harness.tournament.httpguard import ConnectionGuard, open_files
 from harness.tournament.live import LiveSite
 
@@ -185,3 +190,46 @@ def test_the_open_file_reserve_is_kept_for_bots_and_the_store() -> None:
             stream[1].close()
 
     run(test)
+
+
+def test_an_event_stream_whose_client_stops_reading_is_cut(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(feed_module, "MIN_INTERVAL_S", 0.0)
+    monkeypatch.setattr(feed_module, "WRITE_TIMEOUT_S", 0.5)
+    counter = itertools.count()
+
+    async def build() -> object:  # a big message, new every time
+        return {"n": next(counter), "pad": "x" * 200_000}
+
+    async def changes() -> AsyncIterator[object]:
+        while True:
+            await asyncio.sleep(0.01)
+            yield None
+
+    async def test() -> None:
+        guard = ConnectionGuard()
+        live: LiveSite
+        feed = Feed(build, changes)
+
+        async def events(request: web.Request) -> web.StreamResponse:
+            return await live.stream(request, feed)
+
+        live = LiveSite("127.0.0.1", 0, [web.get("/events", events)], guard=guard)
+        port = int((await live.start()).rstrip("/").rsplit(":", 1)[1])
+        try:
+            client = socket.socket()
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            client.connect(("127.0.0.1", port))
+            client.sendall(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n")  # and never reads
+            async with asyncio.timeout(WAIT_S):
+                while live.streams.open == 0:
+                    await asyncio.sleep(0.05)
+                while live.streams.open or guard.open:
+                    await asyncio.sleep(0.05)
+            assert next(counter) > 3  # it sent until the client's buffers were full
+            client.close()
+        finally:
+            await live.stop()
+
+    run(test)
+

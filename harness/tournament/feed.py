@@ -135,7 +135,8 @@ async def serve_stream(request: web.Request, feed: Feed, limit: StreamLimit,
                        closing: asyncio.Event) -> web.StreamResponse:
     """Answer one client of ``feed``: the latest message now and each new one after,
     a keep-alive comment every :data:`KEEPALIVE_S` of quiet, until the client leaves,
-    the feed ends or ``closing`` is set."""
+    the feed ends or ``closing`` is set. A client that has not taken a message within
+    :data:`WRITE_TIMEOUT_S` (it stopped reading) is cut off."""
     limit.take()
     try:
         response = web.StreamResponse(headers={**HEADERS,
