@@ -4,7 +4,8 @@ A long-running server must not write a line (or a traceback) per event when the 
 error repeats: a client that makes it fail thousands of times a second would fill the
 disk with stderr. :class:`FoldingHandler` sits in front of a real handler. A record of
 level WARNING or above passes the first time its *kind* is seen (its logger, level,
-the first line of its message and its exception's type); further records of that kind
+the first line of its message, numbers and hexadecimal ids aside, and its exception's
+type); further records of that kind
 are only counted, and at the end of each :data:`INTERVAL_S` one line says how many
 there were. A kind that keeps repeating is thus written once in full and then as one
 line per interval; one that was quiet for a whole interval is written in full again. At
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -27,18 +29,24 @@ __all__ = ["INTERVAL_S", "MAX_KINDS", "FoldingHandler", "install"]
 INTERVAL_S = 60.0
 MAX_KINDS = 50
 _KEY_CHARS = 120
+_NUMBERS = re.compile(r"[0-9a-fA-F]*[0-9][0-9a-fA-F]*")
 _OTHERS: tuple[str, int, str, str] = ("", logging.WARNING, "", "")
 
 Kind = tuple[str, int, str, str]
 
 
-def kind_of(record: logging.LogRecord) -> Kind:
-    """What makes two records "the same": logger, level, first message line (at most
-    120 characters) and exception type."""
+def _first_line(record: logging.LogRecord) -> str:
     try:
-        first = record.getMessage().split("\n", 1)[0][:_KEY_CHARS]
+        return record.getMessage().split("\n", 1)[0]
     except Exception:  # a message whose arguments do not format
-        first = str(record.msg)[:_KEY_CHARS]
+        return str(record.msg).split("\n", 1)[0]
+
+
+def kind_of(record: logging.LogRecord) -> Kind:
+    """What makes two records "the same": logger, level, first message line (its first
+    120 characters, with numbers and hexadecimal ids, such as addresses, ports and
+    session ids, made alike) and exception type."""
+    first = _NUMBERS.sub("#", _first_line(record)[:_KEY_CHARS])
     error = record.exc_info[0].__name__ if record.exc_info and record.exc_info[0] else ""
     return record.name, record.levelno, first, error
 
@@ -79,7 +87,7 @@ class FoldingHandler(logging.Handler):
                 _OTHERS, _Seen("warnings and errors of other kinds", logging.WARNING,
                                "logging"))
         if seen is None:
-            self._seen[kind] = _Seen(kind[2], record.levelno, record.name)
+            self._seen[kind] = _Seen(_first_line(record), record.levelno, record.name)
             self.target.handle(record)
             return
         seen.count += 1
@@ -94,7 +102,7 @@ class FoldingHandler(logging.Handler):
         for seen in self._seen.values():
             if seen.count:
                 self.target.handle(logging.LogRecord(
-                    seen.name, seen.level, __file__, 0, "%d more in the last %.0f s: %s",
+                    seen.name, seen.level, __file__, 0, "%d more like this in the last %.0f s: %s",
                     (seen.count, end - self._started, seen.label), None))
         self._seen = {k: dataclasses.replace(s, count=0) for k, s in self._seen.items()
                       if s.count and k != _OTHERS}

@@ -53,20 +53,22 @@ def accept_failed(logger: logging.Logger, socket_no: int) -> None:
 
 def test_a_repeated_error_is_written_once_then_counted_per_interval() -> None:
     logger, out, handler, clock = folded()
-    for n in range(10_000):
+    for n in range(2_000):
         accept_failed(logger, n)
     assert len(out.lines) == 1
     assert "out of system resource" in out.lines[0] and "Traceback" in out.lines[0]
 
     clock.now += 61  # the interval is over: the next record brings the count
     accept_failed(logger, 1)
-    assert out.lines[1] == "9999 more in the last 61 s: socket.accept() out of system resource"
+    assert out.lines[1] == ("1999 more like this in the last 61 s: socket.accept() out of "
+                            "system resource")
     assert len(out.lines) == 2  # still repeating: counted, not written again
 
     for n in range(500):
         accept_failed(logger, n)
     handler.close()  # the counts not written yet are written at exit
-    assert out.lines[2] == "501 more in the last 0 s: socket.accept() out of system resource"
+    assert out.lines[2] == ("501 more like this in the last 0 s: socket.accept() out of "
+                            "system resource")
     assert sum(map(len, out.lines)) < 2000
 
 
@@ -83,7 +85,20 @@ def test_kinds_are_told_apart_by_logger_level_first_line_and_exception() -> None
     clock.now += 60
     handler.close()
     assert len(out.lines) == 10
-    assert all(line.startswith("2 more in the last 60 s: ") for line in out.lines[5:])
+    assert all(line.startswith("2 more like this in the last 60 s: ") for line in out.lines[5:])
+
+
+def test_messages_that_differ_only_in_numbers_and_ids_are_one_kind() -> None:
+    logger, out, handler, clock = folded()
+    for port in range(40000, 40500):
+        logger.warning("session s%d-%08x rejected from ipv4:10.0.%d.%d:%d: bad token",
+                       port, port * 7919, port % 250, port % 7, port)
+    assert out.lines == ["session s40000-12e15fc0 rejected from ipv4:10.0.0.2:40000: bad "
+                         "token"]
+    clock.now += 60
+    handler.close()
+    assert out.lines[1] == ("499 more like this in the last 60 s: session s40000-12e15fc0 "
+                            "rejected from ipv4:10.0.0.2:40000: bad token")
 
 
 def test_records_below_warning_pass_untouched() -> None:
@@ -97,12 +112,13 @@ def test_records_below_warning_pass_untouched() -> None:
 
 def test_many_kinds_beyond_the_cap_are_counted_together() -> None:
     logger, out, handler, clock = folded(max_kinds=5)
-    for n in range(1000):
-        logger.warning("connection %d failed", n)
+    for n in range(1000):  # names without digits: each its own kind
+        logger.warning("connection to %s failed", "".join("ghijklmnop"[int(d)] for d in str(n)))
     assert len(out.lines) == 5
     clock.now += 60
     handler.close()
-    assert out.lines[5:] == ["995 more in the last 60 s: warnings and errors of other kinds"]
+    assert out.lines[5:] == ["995 more like this in the last 60 s: warnings and errors of "
+                             "other kinds"]
 
 
 def test_a_kind_quiet_for_an_interval_is_written_in_full_again() -> None:
@@ -128,7 +144,7 @@ def test_the_count_is_written_when_the_interval_ends_without_another_record() ->
         while len(lines.lines) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert lines.lines[0] == "the referee lost a bot"
-        assert lines.lines[1].startswith("3 more in the last ")
+        assert lines.lines[1].startswith("3 more like this in the last ")
     finally:
         logger.removeHandler(handler)
         handler.close()
