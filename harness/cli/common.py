@@ -17,6 +17,9 @@ from harness import logfold
 from harness.errors import HarnessError
 from harness.protocol.tls import ServerTLS
 
+MAX_OPEN_FILES = 1 << 20
+"""The highest soft limit on open files the long-running commands raise theirs to."""
+
 
 def split_assignment(text: str, flag: str, *, what: str = "KEY=VALUE") -> tuple[str, str]:
     """``KEY=VALUE`` as ``(KEY, VALUE)``, both stripped; the key must not be empty."""
@@ -57,11 +60,12 @@ def check_listen(host: str, port: int) -> None:
 
 
 def raise_open_file_limit() -> int:
-    """Raise this process's soft limit on open files to its hard limit (where the hard
-    limit is unlimited, to at least 65536); returns the soft limit now. Bots, their
-    streams and the store need files, and the live page keeps a reserve of them free."""
+    """Raise this process's soft limit on open files to its hard limit, but to no more
+    than :data:`MAX_OPEN_FILES` (bots inherit it, and some programs take time per
+    possible file); returns the soft limit now. Bots, their streams and the store need
+    files, and the live page keeps a reserve of them free."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    wanted = hard if hard != resource.RLIM_INFINITY else max(soft, 65536)
+    wanted = MAX_OPEN_FILES if hard == resource.RLIM_INFINITY else min(hard, MAX_OPEN_FILES)
     if soft == resource.RLIM_INFINITY or wanted <= soft:
         return soft
     try:

@@ -76,7 +76,7 @@ def open_files() -> int | None:
 
 def _file_limit() -> int:
     soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-    return soft if soft != resource.RLIM_INFINITY else 1 << 20
+    return soft if soft != resource.RLIM_INFINITY else 1 << 20  # as good as unlimited
 
 
 class ConnectionGuard:
