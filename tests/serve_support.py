@@ -111,11 +111,15 @@ def wait_for_address(proc: subprocess.Popen[Any], *, log: Path | None = None,
 class Started:
     """A process started from the repository's root for a test. Its stderr goes to a
     new file in ``folder`` named after ``name`` (``log``), and so does its stdout unless
-    ``own_stdout`` sends that to a file of its own (``out``)."""
+    ``own_stdout`` sends that to a file of its own (``out``). With ``file_limit``
+    (soft, hard), it starts with that limit on open files (through ``prlimit``)."""
 
     def __init__(self, argv: list[str], folder: Path, name: str, *,
-                 env: dict[str, str] | None = None, own_stdout: bool = False) -> None:
+                 env: dict[str, str] | None = None, own_stdout: bool = False,
+                 file_limit: tuple[int, int] | None = None) -> None:
         folder.mkdir(parents=True, exist_ok=True)
+        if file_limit is not None:
+            argv = ["prlimit", f"--nofile={file_limit[0]}:{file_limit[1]}", "--", *argv]
         handle, log = tempfile.mkstemp(dir=folder, prefix=f"{name}-", suffix=".err")
         os.close(handle)
         self.log = Path(log)
@@ -166,10 +170,12 @@ class Started:
 class Serve(Started):
     """A running ``euchre-harness serve``."""
 
-    def __init__(self, output: Path, *extra: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, output: Path, *extra: str, env: dict[str, str] | None = None,
+                 file_limit: tuple[int, int] | None = None) -> None:
         super().__init__([sys.executable, "-m", "harness", "serve", "--port", "0",
                           "--output", str(output), "--log-dir", str(output / "serve-logs"),
-                          *extra], output.parent, f"{output.name}-serve", env=env)
+                          *extra], output.parent, f"{output.name}-serve", env=env,
+                         file_limit=file_limit)
         self.address = ""
 
     def wait_listening(self) -> None:
@@ -177,9 +183,10 @@ class Serve(Started):
 
 
 @contextmanager
-def serve(output: Path, *extra: str, env: dict[str, str] | None = None) -> Iterator[Serve]:
+def serve(output: Path, *extra: str, env: dict[str, str] | None = None,
+          file_limit: tuple[int, int] | None = None) -> Iterator[Serve]:
     """Start ``serve`` on a free loopback port, storing tournaments under ``output``."""
-    server = Serve(output, *extra, env=env)
+    server = Serve(output, *extra, env=env, file_limit=file_limit)
     try:
         server.wait_listening()
         yield server
@@ -208,14 +215,15 @@ class Ladder(Started):
 
     def __init__(self, folder: Path, *extra: str, name: str = "ladder",
                  concurrency: int = 2, port: int = 0,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None,
+                 file_limit: tuple[int, int] | None = None) -> None:
         self.config = folder / "ladder.toml"
         self.config.write_text(LADDER.format(name=name, output=folder / "out",
                                              concurrency=concurrency))
         self.store = folder / "out" / "ladder.sqlite"
         super().__init__([sys.executable, "-m", "harness", "-v", "ladder", str(self.config),
                           "--port", str(port), *extra], folder, "ladder",
-                         env={"PYTHONPATH": str(REPO), **(env or {})})
+                         env={"PYTHONPATH": str(REPO), **(env or {})}, file_limit=file_limit)
         try:
             self.address = self.said("ladder on ")
         except BaseException:

@@ -8,12 +8,17 @@ import errno
 import getpass
 import json
 import os
+import resource
 import socket
 import sys
 from pathlib import Path
 
+from harness import logfold
 from harness.errors import HarnessError
 from harness.protocol.tls import ServerTLS
+
+MAX_OPEN_FILES = 1 << 20
+"""The highest soft limit on open files the long-running commands raise theirs to."""
 
 
 def split_assignment(text: str, flag: str, *, what: str = "KEY=VALUE") -> tuple[str, str]:
@@ -52,6 +57,29 @@ def check_listen(host: str, port: int) -> None:
                        errno.EADDRNOTAVAIL: "not an address of this machine",
                        errno.EACCES: "permission denied"}.get(e.errno or 0, e.strerror)
                 raise HarnessError(f"cannot listen on {host}:{port}: {why}") from None
+
+
+def raise_open_file_limit() -> int:
+    """Raise this process's soft limit on open files to its hard limit, but to no more
+    than :data:`MAX_OPEN_FILES` (bots inherit it, and some programs take time per
+    possible file); returns the soft limit now. Bots, their streams and the store need
+    files, and the live page keeps a reserve of them free."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = MAX_OPEN_FILES if hard == resource.RLIM_INFINITY else min(hard, MAX_OPEN_FILES)
+    if soft == resource.RLIM_INFINITY or wanted <= soft:
+        return soft
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    except (ValueError, OSError):  # some systems cap it lower than the hard limit says
+        return soft
+    return wanted
+
+
+def long_running() -> None:
+    """What a command that serves until it is stopped does first: raise the open-file
+    limit, and fold repeated warnings and errors into one line per interval."""
+    raise_open_file_limit()
+    logfold.install()
 
 
 def os_error_line(e: OSError) -> str:

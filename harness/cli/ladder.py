@@ -42,6 +42,7 @@ from harness.cli.common import (
     add_tls_flags,
     check_listen,
     default_owner,
+    long_running,
     operator_token,
 )
 from harness.errors import ConfigError
@@ -232,5 +233,6 @@ def handle(args: argparse.Namespace) -> int:
         if args.http_port is not None:
             check_listen(args.http_host, args.http_port)
             http = (args.http_host, args.http_port)
+        long_running()
         return _run(dataclasses.replace(settings, operator_token=token, tls=tls), http)
     return _act(args, settings)

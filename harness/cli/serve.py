@@ -13,6 +13,7 @@ from harness.cli.common import (
     add_http_flags,
     add_tls_flags,
     check_listen,
+    long_running,
     operator_token,
     port_number,
     writable_folder,
@@ -53,6 +54,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         check_listen(args.http_host, args.http_port)
     writable_folder(Path(args.log_dir), "--log-dir")
     writable_folder(Path(args.output), "--output")
+    long_running()
     return asyncio.run(_serve(args, tls))
 
 

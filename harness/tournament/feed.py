@@ -18,8 +18,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
 
-__all__ = ["HEADERS", "KEEPALIVE_S", "MAX_STREAMS", "MIN_INTERVAL_S", "Feed", "StreamLimit",
-           "serve_stream"]
+__all__ = ["HEADERS", "KEEPALIVE_S", "MAX_STREAMS", "MIN_INTERVAL_S", "WRITE_TIMEOUT_S", "Feed",
+           "StreamLimit", "serve_stream"]
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +27,8 @@ MIN_INTERVAL_S = 0.5
 KEEPALIVE_S = 15.0
 MAX_STREAMS = 100
 """Event streams one live page's server holds open at once."""
+WRITE_TIMEOUT_S = 10.0
+"""A stream whose client has not taken a message within this long is cut."""
 HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 
 Build = Callable[[], Awaitable[object]]
@@ -133,26 +135,35 @@ async def serve_stream(request: web.Request, feed: Feed, limit: StreamLimit,
                        closing: asyncio.Event) -> web.StreamResponse:
     """Answer one client of ``feed``: the latest message now and each new one after,
     a keep-alive comment every :data:`KEEPALIVE_S` of quiet, until the client leaves,
-    the feed ends or ``closing`` is set."""
+    the feed ends or ``closing`` is set. A client that has not taken a message within
+    :data:`WRITE_TIMEOUT_S` (it stopped reading) is cut off."""
     limit.take()
     try:
         response = web.StreamResponse(headers={**HEADERS,
                                                "Content-Type": "text/event-stream"})
         await response.prepare(request)
-        await response.write(b"retry: 2000\n\n")
+
+        async def send(data: bytes) -> None:
+            async with asyncio.timeout(WRITE_TIMEOUT_S):
+                await response.write(data)
+
+        await send(b"retry: 2000\n\n")
         async with feed.joined() as run:
             sent: str | None = None
             while not closing.is_set():
                 changed = run.changed  # taken before any write: no change is missed
                 if run.data is not None and run.data != sent:
                     sent = run.data
-                    await response.write(f"data: {sent}\n\n".encode())
+                    await send(f"data: {sent}\n\n".encode())
                 if run.ended:
                     break
                 if not await _wait(changed, closing):
-                    await response.write(b": keep-alive\n\n")
+                    await send(b": keep-alive\n\n")
     except ConnectionResetError:
         pass  # the client left
+    except TimeoutError:  # the client does not read
+        if request.transport is not None:
+            request.transport.abort()
     finally:
         limit.release()
     return response

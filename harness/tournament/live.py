@@ -45,6 +45,12 @@ from harness.tournament.feed import (
     StreamLimit,
     serve_stream,
 )
+from harness.tournament.httpguard import (
+    BODY_TIMEOUT_S,
+    IDLE_TIMEOUT_S,
+    ConnectionGuard,
+    GuardedSite,
+)
 from harness.tournament.runner import store_path
 from harness.tournament.schedule import group_of
 from harness.tournament.service import TournamentService
@@ -144,24 +150,28 @@ def _summary(view: dict[str, Any]) -> dict[str, Any]:
 
 class LiveSite:
     """Read-only pages on ``host:port`` in the running event loop: ``routes`` and a
-    quiet ``/favicon.ico``; at most ``max_streams`` event streams open at once.
+    quiet ``/favicon.ico``; at most ``max_streams`` event streams open at once, and
+    every connection held to ``guard``'s limits (:mod:`harness.tournament.httpguard`).
     ``_closing`` is set when it stops, to end the streams."""
 
     def __init__(self, host: str, port: int, routes: list[web.RouteDef], *,
-                 max_streams: int = MAX_STREAMS) -> None:
+                 max_streams: int = MAX_STREAMS, guard: ConnectionGuard | None = None) -> None:
         self.host = host
         self.port = port
         self._closing = asyncio.Event()
         self.streams = StreamLimit(max_streams)
-        app = web.Application()
+        self.guard = guard or ConnectionGuard()
+        app = web.Application(middlewares=[self.guard.middleware()])
         app.on_shutdown.append(self._on_shutdown)
         app.add_routes([*routes, web.get("/favicon.ico", _no_icon)])
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=5.0)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=5.0,
+                                     keepalive_timeout=IDLE_TIMEOUT_S,
+                                     lingering_time=BODY_TIMEOUT_S)
 
     async def start(self) -> str:
         """Listen; return the page's address (``http://HOST:PORT/``)."""
         await self._runner.setup()
-        await web.TCPSite(self._runner, self.host, self.port).start()
+        await GuardedSite(self._runner, self.host, self.port, self.guard).start()
         host, port = self._runner.addresses[0][:2]
         return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
 
