@@ -21,7 +21,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("harness.protocol",),
     ("harness.referee", "harness.cluster", "harness.sdk", "harness.human", "harness.search",
      "harness.envs"),
-    ("harness.ratings", "harness.sprt", "harness.store", "harness.results", "harness.web"),
+    ("harness.ratings", "harness.sprt", "harness.store", "harness.results", "harness.web",
+     "harness.analysis"),
     ("harness.tournament", "harness.ladder"),
     ("harness.cli", "harness.__main__"),
 )
