@@ -49,7 +49,7 @@ from harness.errors import IllegalActionError
 from harness.rules import Action, Game, Observation, RulesConfig
 from harness.rules.scoring import team_count, team_of
 
-__all__ = ["EuchreEnv", "env", "raw_env", "rules_config"]
+__all__ = ["EuchreEnv", "env", "observation_of", "raw_env", "rules_config"]
 
 
 def rules_config(form: str = "four-handed", deck: int | str = 24, target: int = 10,
@@ -68,6 +68,18 @@ def side_rewards(config: RulesConfig, points: tuple[int, ...] | list[int],
     own = team_of(config.form, seat)
     others = [p for t, p in enumerate(points[:teams]) if t != own]
     return float(points[own] - sum(others) / len(others))
+
+
+def observation_of(obs: Observation, config: RulesConfig, obs_type: str = "vector"
+                   ) -> dict[str, Any]:
+    """What the environment shows for a seat's observation: ``action_mask`` and the
+    ``observation`` vector (``obs_type="vector"``) or the named arrays (``"dict"``). A
+    bot made from a policy (:mod:`harness.envs.adapter`) is shown the same."""
+    arrays = encode(obs, config)
+    mask = action_mask(obs.legal_actions)
+    if obs_type == "vector":
+        return {"observation": flatten(arrays), "action_mask": mask}
+    return {**arrays, "action_mask": mask}
 
 
 class EuchreEnv(AECEnv):  # type: ignore[misc]
@@ -134,12 +146,7 @@ class EuchreEnv(AECEnv):  # type: ignore[misc]
         return self.game.observation(self.possible_agents.index(agent))
 
     def observe(self, agent: str) -> dict[str, Any]:
-        obs = self.seat_observation(agent)
-        arrays = encode(obs, self.config)
-        mask = action_mask(obs.legal_actions)
-        if self.obs_type == "vector":
-            return {"observation": flatten(arrays), "action_mask": mask}
-        return {**arrays, "action_mask": mask}
+        return observation_of(self.seat_observation(agent), self.config, self.obs_type)
 
     def step(self, action: int | None) -> None:
         agent = self.agent_selection

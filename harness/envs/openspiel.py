@@ -112,6 +112,7 @@ class EuchreState(pyspiel.State):  # type: ignore[misc]
         self.hand_scores: list[tuple[int, ...]] = []  # the scores as each hand began
         self.over = False
         self.winner: int | None = None
+        self.resamples = 0
 
     # ------------------------------------------------------------------ queries
     @property
@@ -139,6 +140,15 @@ class EuchreState(pyspiel.State):  # type: ignore[misc]
         drawn = set(self.deck)
         left = sorted(c.id for c in PACK_SETS[self.config.deck] if c not in drawn)
         return [(c, 1.0 / len(left)) for c in left]
+
+    @classmethod
+    def from_hand(cls, game: EuchreGame, hand: Hand) -> EuchreState:
+        """A single-hand state whose hand in play is ``hand`` (a copy is made)."""
+        state = cls(game)
+        state.first_dealer = hand.dealer
+        state.hand_scores.append(tuple(state.scores))
+        state.hands.append(_copy_hand(hand))
+        return state
 
     def observation(self, player: int) -> Observation:
         """The engine's observation of ``player`` in the hand in play (or the last one)."""
@@ -217,8 +227,11 @@ class EuchreState(pyspiel.State):  # type: ignore[misc]
         hand = self.hand
         if hand is None:
             return clone
-        seed = probability_sampler() if callable(probability_sampler) else random.random()
-        rng = random.Random(seed)
+        # Mixed with a count of the draws made from this state, so that a sampler made
+        # afresh for each call (as OpenSpiel's ISMCTS does) still varies the worlds.
+        self.resamples += 1
+        value = probability_sampler() if callable(probability_sampler) else random.random()
+        rng = random.Random(f"{value}/{self.resamples}")
         world = WorldSampler(self.observation(player_id), self.config).sample(rng)
         clone.hands[-1] = world.to_hand()
         return clone
@@ -280,8 +293,12 @@ class EuchreObserver:
 
 def load(**params: Any) -> Any:
     """``pyspiel.load_game("python_euchre", params)`` with the values converted."""
-    converted = {k: (json.dumps(v) if k == "rules" and not isinstance(v, str) else v)
-                 for k, v in params.items()}
+    converted = dict(params)
+    if "rules" in converted and not isinstance(converted["rules"], str):
+        converted["rules"] = json.dumps(converted["rules"])
+    for key in ("deck", "target"):
+        if key in converted:
+            converted[key] = int(converted[key])
     return pyspiel.load_game(GAME_NAME, converted)
 
 
