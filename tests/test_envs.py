@@ -18,7 +18,7 @@ from audit_support import knowledge
 from pettingzoo.test import api_test, seed_test
 
 from harness.envs import encoding, euchre_v0
-from harness.errors import IllegalActionError
+from harness.errors import ConfigError, IllegalActionError
 from harness.rules import Action, Card
 from harness.rules.cards import ALL_CARDS
 
@@ -166,3 +166,15 @@ def test_an_illegal_action_is_refused() -> None:
         env.step(illegal)
 
 
+
+
+@pytest.mark.parametrize(("kwargs", "option"), [
+    ({"reward": "trick"}, "reward"),
+    ({"obs_type": "image"}, "obs_type"),
+    ({"form": "two-handed", "rules": {"lone_defender": True}}, "lone_defender"),
+    ({"deck": 52}, "deck"),
+])
+def test_bad_arguments_are_refused_naming_them(kwargs: dict[str, Any], option: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        euchre_v0.env(**kwargs)
+    assert caught.value.option == option

@@ -45,7 +45,7 @@ from harness.envs.encoding import (
     encode,
     flatten,
 )
-from harness.errors import IllegalActionError
+from harness.errors import ConfigError, IllegalActionError
 from harness.rules import Action, Game, Observation, RulesConfig
 from harness.rules.scoring import team_count, team_of
 
@@ -91,9 +91,9 @@ class EuchreEnv(AECEnv):  # type: ignore[misc]
                  obs_type: str = "vector", render_mode: str | None = None) -> None:
         super().__init__()
         if reward not in ("hand", "game"):
-            raise ValueError(f"reward must be 'hand' or 'game'; got {reward!r}")
+            raise ConfigError("reward", f"must be 'hand' or 'game'; got {reward!r}")
         if obs_type not in ("vector", "dict"):
-            raise ValueError(f"obs_type must be 'vector' or 'dict'; got {obs_type!r}")
+            raise ConfigError("obs_type", f"must be 'vector' or 'dict'; got {obs_type!r}")
         self.config = rules_config(form, deck, target, rules)
         self.reward_mode = reward
         self.obs_type = obs_type
