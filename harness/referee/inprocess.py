@@ -143,7 +143,7 @@ class InProcessArena:
         async def crashed(seat: int) -> bool:
             return sessions[seat].crashed
 
-        runner = GameRunner(game_id, config, seed, sessions, seats,  # type: ignore[arg-type]
+        runner = GameRunner(game_id, config, seed, sessions, seats,
                             time_control=time_control, policy=policy, stop=self.stop_games,
                             crashed=crashed)
         try:
