@@ -1,7 +1,8 @@
 """What each seat may know, card by card, from a game record alone (docs/rules.md section 7).
 
 The information audits (the referee's messages in ``test_information_hiding.py``, the
-research environments' observations in ``test_envs.py``) check every card a seat is shown
+research environments' observations in ``test_envs.py`` and ``test_openspiel_game.py``)
+check every card a seat is shown
 against :func:`knowledge`, computed independently of the code that builds observations.
 """
 
@@ -11,8 +12,11 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
+from harness.envs.encoding import Arrays
 from harness.rules.actions import Action, ActionKind
-from harness.rules.cards import Card, parse_cards
+from harness.rules.cards import ALL_CARDS, Card, parse_cards
 from harness.rules.config import JokerUpcard, RulesConfig
 from harness.rules.hand import Hand, Phase
 
@@ -86,4 +90,14 @@ def knowledge(record: Mapping[str, Any]) -> list[HandKnowledge]:
                                  tuple(learned), where, blind, discards,
                                  tuple(hand.sitting_out), dummy_taken))
         clock += len(actions)
+    return out
+
+
+def cards_shown(arrays: Arrays) -> dict[str, set[Card]]:
+    """Every card each field of a research environment's dict observation names
+    (``harness.envs.encoding``)."""
+    out: dict[str, set[Card]] = {}
+    for name in ("hand", "upcard", "discards", "dummy"):
+        out[name] = {ALL_CARDS[i] for i in np.flatnonzero(arrays[name])}
+    out["tricks"] = {ALL_CARDS[i] for i in np.flatnonzero(arrays["tricks"].sum(axis=(0, 1)))}
     return out

@@ -14,13 +14,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from audit_support import knowledge
+from audit_support import cards_shown, knowledge
 from pettingzoo.test import api_test, seed_test
 
 from harness.envs import encoding, euchre_v0
 from harness.errors import ConfigError, IllegalActionError
-from harness.rules import Action, Card
-from harness.rules.cards import ALL_CARDS
+from harness.rules import Action
 
 FORMS: list[dict[str, Any]] = [
     {"form": "four-handed", "deck": 24},
@@ -44,15 +43,6 @@ def test_pettingzoo_api_test_passes(case: dict[str, Any], obs_type: str) -> None
 @pytest.mark.parametrize("case", FORMS, ids=_id)
 def test_pettingzoo_seed_test_passes(case: dict[str, Any]) -> None:
     seed_test(lambda: euchre_v0.env(**case, target=3), num_cycles=200)
-
-
-def cards_shown(arrays: encoding.Arrays) -> dict[str, set[Card]]:
-    """Every card each field of a dict observation names."""
-    out: dict[str, set[Card]] = {}
-    for name in ("hand", "upcard", "discards", "dummy"):
-        out[name] = {ALL_CARDS[i] for i in np.flatnonzero(arrays[name])}
-    out["tricks"] = {ALL_CARDS[i] for i in np.flatnonzero(arrays["tricks"].sum(axis=(0, 1)))}
-    return out
 
 
 Shown = list[tuple[int, int, int, encoding.Arrays]]  # (seat, hand index, clock, arrays)

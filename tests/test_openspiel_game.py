@@ -6,12 +6,16 @@ state."""
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pyspiel
 import pytest
+from audit_support import cards_shown, knowledge
 
 import harness.envs.openspiel as spiel_euchre
+from harness.envs import encoding
 from harness.rules import Action, ActionKind, Card, RulesConfig
 from harness.rules.dealing import seeded_deck, seeded_first_dealer
 from harness.rules.hand import Hand
@@ -136,3 +140,53 @@ def test_resampled_states_keep_the_players_information_state() -> None:
             checked += 1
             state.apply_action(rng.choice(state.legal_actions()))
     assert checked > 20
+
+
+# --------------------------------------------------------------------------- information
+
+
+def unflatten(vector: Sequence[float]) -> encoding.Arrays:
+    values = np.asarray(vector, dtype=np.float32)
+    out: encoding.Arrays = {}
+    at = 0
+    for name, shape in encoding.FIELDS.items():
+        size = int(np.prod(shape))
+        out[name] = values[at:at + size].reshape(shape)
+        at += size
+    assert at == len(values)
+    return out
+
+
+@pytest.mark.parametrize("params", GAMES, ids=lambda p: f"{p['form']}-{p['deck']}-{p['target']}")
+def test_no_player_is_shown_more_than_a_player_at_the_table(params: dict[str, Any]) -> None:
+    """The information audit on OpenSpiel's own API: every card in every player's
+    information-state and observation tensors, after every move, against what that seat
+    may know then (computed from the game record alone)."""
+    game = spiel_euchre.load(**params)
+    n = game.num_players()
+    rng = random.Random(11)
+    leaks: list[str] = []
+    checked = 0
+    for _ in range(3):
+        state = game.new_initial_state()
+        shown: list[tuple[int, int, int, encoding.Arrays]] = []
+        clock = 0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                state.apply_action(rng.choice([a for a, _ in state.chance_outcomes()]))
+                continue
+            for p in range(n):
+                for tensor in (state.information_state_tensor(p), state.observation_tensor(p)):
+                    shown.append((p, len(state.hands) - 1, clock, unflatten(tensor)))
+            state.apply_action(rng.choice(state.legal_actions()))
+            clock += 1
+        record = {"rules": state.config.to_dict(), "hands": [h.to_record() for h in state.hands]}
+        hands = knowledge(record)
+        for seat, h, at, arrays in shown:
+            for field, cards in cards_shown(arrays).items():
+                for card in cards:
+                    checked += 1
+                    if not hands[h].known(seat, card, at):
+                        leaks.append(f"seat {seat}, hand {h}, clock {at}: {field} shows {card}")
+    assert leaks == []
+    assert checked > 300
