@@ -58,7 +58,7 @@ def games_loop(config: RulesConfig) -> Callable[[int], int]:
 
 def openspiel_loop() -> Callable[[int], int] | None:
     try:
-        import pyspiel  # type: ignore[import-not-found]
+        import pyspiel
     except ImportError:
         return None
     game = pyspiel.load_game("euchre")

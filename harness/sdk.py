@@ -159,7 +159,7 @@ async def play_session(bot: Bot, address: str, token: str,
         call = RefereeServiceStub(channel).Connect()
         await call.write(messages.hello(bot.name, bot.version, token, forms=bot.forms,
                                         decks=bot.decks, bundles=True))
-        handler = _Handler(bot, welcomed)
+        handler = MessageHandler(bot, welcomed)
         while True:
             raw = await call.read()
             if raw is grpc.aio.EOF:
@@ -176,7 +176,7 @@ async def play_session(bot: Bot, address: str, token: str,
                 return handler.ended
 
 
-class _Handler:
+class MessageHandler:
     """Dispatches one referee message to the bot; returns the reply to send, if any."""
 
     def __init__(self, bot: Bot, welcomed: list[bool] | None) -> None:

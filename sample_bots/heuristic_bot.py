@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import random
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from harness.rules.actions import Action, ActionKind
 from harness.rules.cards import (
@@ -167,16 +167,27 @@ class HeuristicBot(Bot):
         return weakest(off or cards, trump)
 
 
-def main() -> None:
-    epsilon = float(os.environ.get("EUCHRE_BOT_EPSILON", "0") or 0)
-    if "--epsilon" in sys.argv:
-        i = sys.argv.index("--epsilon")
-        epsilon = float(sys.argv[i + 1])
-        del sys.argv[i:i + 2]
+def make_bot(argv: list[str], env: Mapping[str, str]) -> HeuristicBot:
+    """The bot for a command line (``--epsilon E`` is taken out of ``argv``) and
+    environment (``EUCHRE_BOT_EPSILON``)."""
+    epsilon = float(env.get("EUCHRE_BOT_EPSILON", "0") or 0)
+    if "--epsilon" in argv:
+        i = argv.index("--epsilon")
+        epsilon = float(argv[i + 1])
+        del argv[i:i + 2]
     bot = HeuristicBot(epsilon)
     if epsilon:
         bot.name = f"heuristic-e{epsilon:g}"
-    run(bot)
+    return bot
+
+
+def in_process_bot(argv: Sequence[str], env: Mapping[str, str]) -> HeuristicBot:
+    """The bot for in-process play (harness.referee.inprocess)."""
+    return make_bot(list(argv), {**os.environ, **env})
+
+
+def main() -> None:
+    run(make_bot(sys.argv, os.environ))
 
 
 if __name__ == "__main__":

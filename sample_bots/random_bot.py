@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Sequence
+import sys
+from collections.abc import Mapping, Sequence
 
 from harness.protocol import DecisionRequest, convert
 from harness.rules.actions import Action
@@ -39,9 +40,14 @@ class RandomBot(Bot):
         return convert.action_from_pb(self.rng.choice(request.legal_actions))
 
 
+def in_process_bot(argv: Sequence[str], env: Mapping[str, str]) -> RandomBot:
+    """The bot for in-process play (harness.referee.inprocess)."""
+    seed = env.get("EUCHRE_BOT_SEED", os.environ.get("EUCHRE_BOT_SEED"))
+    return RandomBot(int(seed) if seed else None)
+
+
 def main() -> None:
-    seed = os.environ.get("EUCHRE_BOT_SEED")
-    run(RandomBot(int(seed) if seed else None))
+    run(in_process_bot(sys.argv[1:], {}))
 
 
 if __name__ == "__main__":

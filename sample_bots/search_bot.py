@@ -32,7 +32,7 @@ import argparse
 import os
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from harness.rules import Action, Observation, Phase
 from harness.sdk import run
@@ -82,16 +82,32 @@ class SearchBot(HeuristicBot):
         return search_bid(obs, rules, rng, budget, self.heuristic).action
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(add_help=False)
     ap.add_argument("--ms", type=float, default=DEFAULT_MS)
     ap.add_argument("--seed", type=int, default=int(os.environ.get("EUCHRE_BOT_SEED") or 0))
     ap.add_argument("--rollouts-per-ms", type=float, default=DEFAULT_ROLLOUTS_PER_MS)
     ap.add_argument("--bids", choices=("search", "heuristic"), default="search")
     ap.add_argument("--play-worlds", choices=("uniform", "bids"), default="uniform")
-    args, rest = ap.parse_known_args(argv)
-    run(SearchBot(args.ms, args.seed, args.rollouts_per_ms, args.bids == "search",
-                  args.play_worlds == "bids"), rest)
+    return ap
+
+
+def _bot(args: argparse.Namespace) -> SearchBot:
+    return SearchBot(args.ms, args.seed, args.rollouts_per_ms, args.bids == "search",
+                     args.play_worlds == "bids")
+
+
+def in_process_bot(argv: Sequence[str], env: Mapping[str, str]) -> SearchBot:
+    """The bot for in-process play (harness.referee.inprocess)."""
+    args, _ = _parser().parse_known_args(list(argv))
+    if "--seed" not in argv and env.get("EUCHRE_BOT_SEED"):
+        args.seed = int(env["EUCHRE_BOT_SEED"])
+    return _bot(args)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args, rest = _parser().parse_known_args(argv)
+    run(_bot(args), rest)
 
 
 if __name__ == "__main__":

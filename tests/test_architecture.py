@@ -19,8 +19,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("harness", "harness.errors", "harness.progress"),
     ("harness.rules",),
     ("harness.protocol",),
-    ("harness.referee", "harness.cluster", "harness.sdk", "harness.human", "harness.search"),
-    ("harness.ratings", "harness.sprt", "harness.store", "harness.results", "harness.web"),
+    ("harness.referee", "harness.cluster", "harness.sdk", "harness.human", "harness.search",
+     "harness.envs"),
+    ("harness.ratings", "harness.sprt", "harness.store", "harness.results", "harness.web",
+     "harness.analysis"),
     ("harness.tournament", "harness.ladder"),
     ("harness.cli", "harness.__main__"),
 )

@@ -19,7 +19,7 @@ from harness.rules.config import RulesConfig
 from harness.rules.game import Game
 from harness.rules.hand import Phase
 from harness.rules.observation import Observation
-from harness.sdk import Bot, _Handler
+from harness.sdk import Bot, MessageHandler
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -72,7 +72,7 @@ def test_rules_and_seat_are_set_on_the_bot_before_on_game_start() -> None:
     bot = Recorder()
     assert bot.rules is None and bot.seat == -1
     msg = convert.rules_to_pb(TWO)
-    _Handler(bot, None).handle(messages.game_start("g", msg, 1, ["a", "b"],
+    MessageHandler(bot, None).handle(messages.game_start("g", msg, 1, ["a", "b"],
                                                    increment_ms=1000, bank_ms=0))
     assert seen == [(TWO, 1)]
     assert bot.rules == TWO and bot.seat == 1 and tuple(bot.seat_names) == ("a", "b")

@@ -15,14 +15,26 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from harness.cli import ctl, ladder, match, play, ratings, replay, report, run, serve, sprt
+from harness.cli import (
+    analyze,
+    ctl,
+    ladder,
+    match,
+    play,
+    ratings,
+    replay,
+    report,
+    run,
+    serve,
+    sprt,
+)
 from harness.cli.common import os_error_line
 from harness.errors import HarnessError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 COMMANDS: tuple[ModuleType, ...] = (run, match, sprt, ratings, replay, report, serve, ladder,
-                                    ctl, play)
+                                    ctl, play, analyze)
 
 DESCRIPTION = """\
 A referee, tournament runner and rating tool for Euchre bots. Bots are programs in any

@@ -119,9 +119,10 @@ def check_stored(config: TournamentConfig, fresh: bool) -> None:
 
 def run_tournament(config: TournamentConfig, *, quiet: bool = False,
                    host: str = "127.0.0.1", port: int = 0,
-                   address_file: Path | None = None) -> RunState:
+                   address_file: Path | None = None, in_process: bool = False) -> RunState:
     """Run to completion with a progress line on stderr; Ctrl-C / SIGTERM stop cleanly
-    (finished games are kept; running ones are played again on resume)."""
+    (finished games are kept; running ones are played again on resume). ``in_process``
+    plays the bots in this process, without the referee (see docs/research.md)."""
     check_listen(host, port)
     writable_folder(config.output, "output")
     progress = Progress(config.make_format().total(), enabled=not quiet)
@@ -149,7 +150,7 @@ def run_tournament(config: TournamentConfig, *, quiet: bool = False,
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, first_signal)
         runner = TournamentRunner(config, on_progress=report, stop=stop, host=host, port=port,
-                                  on_listen=listening)
+                                  on_listen=listening, in_process=in_process)
         try:
             return await runner.run()
         finally:
@@ -158,7 +159,8 @@ def run_tournament(config: TournamentConfig, *, quiet: bool = False,
 
     print(f"tournament {config.id!r}: {config.format}, {config.rules.form.value}, "
           f"deck {config.rules.deck.value}, bots {', '.join(b.name for b in config.bots)}; "
-          f"results in {config.output}/{_cluster_note(config)}", file=sys.stderr)
+          f"results in {config.output}/{_cluster_note(config)}"
+          f"{'; in process (no referee, no clock)' if in_process else ''}", file=sys.stderr)
     try:
         state = asyncio.run(main())
     finally:  # the line ends before any error is printed
@@ -180,6 +182,7 @@ def play(config: TournamentConfig, args: argparse.Namespace) -> int:
     """Check the store, run the tournament, print its report; 0 if it finished."""
     check_stored(config, args.fresh)
     state = run_tournament(config, quiet=args.quiet, host=args.host, port=args.port,
-                           address_file=args.address_file)
+                           address_file=args.address_file,
+                           in_process=getattr(args, "in_process", False))
     print(tournament_report(config, markdown=args.markdown))
     return 0 if state.finished else 1

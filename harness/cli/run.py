@@ -17,6 +17,10 @@ def register(sub: Any) -> None:
     p.add_argument("config", nargs="?", help="a TOML file (see examples/tournament.toml); "
                                              "none = the built-in sample-bots tournament")
     add_tournament_flags(p, "run")
+    p.add_argument("--in-process", action="store_true",
+                   help="play Python bots that allow it in this process, without the "
+                        "referee: much faster, for experiments only (no clock, the bots' "
+                        "code is trusted); stored like any run")
     p.set_defaults(handler=cmd_run)
 
 

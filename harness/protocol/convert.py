@@ -133,11 +133,27 @@ def action_to_pb(action: Action) -> pb.Action:
     return pb.Action.FromString(_wire.ACTION_BYTES[action.id])
 
 
+def _action_key(msg: pb.Action) -> tuple[int, bool, int, int, int]:
+    card = msg.card
+    return (msg.kind, msg.HasField("card"), card.rank, card.suit, msg.suit)
+
+
 def action_from_pb(msg: pb.Action) -> Action:
     """The action a message names (the interned :class:`Action`). Raises
     ProtocolViolation for an unknown or missing kind, a missing card or suit, a card or
     suit on a kind that takes none, or a malformed card. Whether the action is *legal*
-    is for the caller to check."""
+    is for the caller to check.
+
+    Every well-formed message is looked up by its fields in a table of the canonical
+    encodings (:data:`_ACTIONS_BY_KEY`); anything else goes through the checks that say
+    what is wrong with it."""
+    action = _ACTIONS_BY_KEY.get(_action_key(msg))
+    if action is not None:
+        return action
+    return _checked_action_from_pb(msg)
+
+
+def _checked_action_from_pb(msg: pb.Action) -> Action:
     kind = ACTION_KIND_FROM_PB.get(msg.kind)
     if kind is None:
         if msg.kind == pb.ACTION_KIND_UNSPECIFIED:
@@ -180,6 +196,11 @@ def action_from_pb(msg: pb.Action) -> Action:
 
 
 # --------------------------------------------------------------------------- rules
+
+
+# Each action's canonical message, by its fields (see action_from_pb).
+_ACTIONS_BY_KEY: dict[tuple[int, bool, int, int, int], Action] = {
+    _action_key(action_to_pb(a)): a for a in Action._by_id}
 
 
 def rules_to_pb(config: RulesConfig) -> pb.RulesOptions:

@@ -8,14 +8,20 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from harness.errors import (
     BotTerminatedError,
     BotTimeoutError,
     ProtocolViolation,
 )
-from harness.protocol import ConnectResponse, convert, messages
+from harness.protocol import (
+    ConnectResponse,
+    DecisionReply,
+    DecisionRequest,
+    convert,
+    messages,
+)
 from harness.referee.outcome import (
     Fault,
     FaultKind,
@@ -25,7 +31,6 @@ from harness.referee.outcome import (
     Termination,
     TimeControl,
 )
-from harness.referee.session import Session
 from harness.rules.actions import Action
 from harness.rules.config import Form, RulesConfig
 from harness.rules.game import Game
@@ -36,6 +41,22 @@ log = logging.getLogger("euchre.match")
 
 # Faults after which nobody is left to answer: they forfeit under every policy.
 _FATAL = frozenset({FaultKind.DISCONNECT, FaultKind.CRASH, FaultKind.STARTUP_FAILURE})
+
+
+class Seat(Protocol):
+    """What a game needs of a seat: a bot's live stream (:class:`~harness.referee.session.
+    Session`) or a bot in this process (:mod:`harness.referee.inprocess`)."""
+
+    bundles: bool  # queued messages go out with the next decision request or game over
+    violated: bool  # the seat's stream ends because of a protocol violation
+
+    def new_request_id(self) -> int: ...
+
+    def post(self, message: ConnectResponse) -> None: ...
+
+    async def flush(self, last: ConnectResponse | None = None) -> None: ...
+
+    async def decide(self, request: DecisionRequest, timeout: float) -> DecisionReply: ...
 
 
 def forfeit_places(config: RulesConfig, scores: Sequence[int], loser: int) -> tuple[
@@ -61,7 +82,7 @@ class GameRunner:
     """One game. ``seats`` are live sessions in seat order; ``names`` the entrant names."""
 
     def __init__(self, game_id: str, config: RulesConfig, seed: int,
-                 seats: Sequence[Session], names: Sequence[str], *,
+                 seats: Sequence[Seat], names: Sequence[str], *,
                  time_control: TimeControl | None = None,
                  policy: FaultPolicy | None = None,
                  stop: asyncio.Event | None = None,
@@ -90,7 +111,7 @@ class GameRunner:
     def _post(self, seat: int, msg: ConnectResponse) -> None:
         self.seats[seat].post(msg)
 
-    async def _flush(self, session: Session, last: ConnectResponse | None = None) -> None:
+    async def _flush(self, session: Seat, last: ConnectResponse | None = None) -> None:
         # A closed stream is noticed (and charged) when the seat is next asked to decide.
         with contextlib.suppress(BotTerminatedError):
             await session.flush(last)

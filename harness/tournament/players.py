@@ -7,19 +7,21 @@ after a start-up failure, the path and first lines of the failing bot's log.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Protocol
 
 from harness.cluster.client import ClusterPlayer, Placed
 from harness.cluster.worker import ArenaSpec, GameOrder
+from harness.errors import ConfigError
 from harness.referee.arena import Arena
+from harness.referee.inprocess import BotFactory, InProcessArena, command_factory
 from harness.referee.outcome import FaultKind
 from harness.tournament.config import TournamentConfig
 from harness.tournament.schedule import ScheduledGame
 
-__all__ = ["GamePlayer", "LocalPlayer", "Placed", "cluster_player"]
+__all__ = ["GamePlayer", "LocalPlayer", "Placed", "cluster_player", "in_process_arena"]
 
 
 class GamePlayer(Protocol):
@@ -34,9 +36,9 @@ class GamePlayer(Protocol):
 
 
 class LocalPlayer:
-    """The games played in this process's arena."""
+    """The games played in this process's arena (over gRPC, or in process)."""
 
-    def __init__(self, arena: Arena) -> None:
+    def __init__(self, arena: Arena | InProcessArena) -> None:
         self.arena = arena
 
     async def play(self, game: ScheduledGame, cfg: TournamentConfig) -> Placed | None:
@@ -75,6 +77,21 @@ class _ClusterGames:
 
     def stop(self) -> None:
         self.player.cancel()
+
+
+def in_process_arena(cfg: TournamentConfig,
+                     factories: Mapping[str, BotFactory]) -> InProcessArena:
+    """The in-process arena for ``cfg``: each bot from ``factories`` or, failing that,
+    from its command's ``in_process_bot`` (a remote bot cannot play in process)."""
+    arena = InProcessArena(factories)
+    for i, bot in enumerate(cfg.bots):
+        if bot.name in factories:
+            continue
+        if bot.command is None:
+            raise ConfigError(f"bot[{i}]", f"{bot.name} is a remote bot: it cannot play "
+                                           f"in process")
+        arena.add(bot.name, command_factory(bot.command, bot.env, name=f"bot[{i}]"))
+    return arena
 
 
 def arena_spec(cfg: TournamentConfig, log_dir: Path) -> ArenaSpec:

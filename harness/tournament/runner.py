@@ -15,19 +15,25 @@ import asyncio
 import json
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import BotStartupError, ClusterError, ConfigError
 from harness.referee.arena import Arena
+from harness.referee.inprocess import BotFactory
 from harness.referee.outcome import FaultKind, GameResult, Termination
 from harness.referee.server import RefereeServer
 from harness.results.rows import to_row
 from harness.store import GameRow, ResultsStore
 from harness.store_lock import exclusive_writer
 from harness.tournament.config import TournamentConfig
-from harness.tournament.players import GamePlayer, LocalPlayer, cluster_player
+from harness.tournament.players import (
+    GamePlayer,
+    LocalPlayer,
+    cluster_player,
+    in_process_arena,
+)
 from harness.tournament.schedule import ScheduledGame, TournamentFormat
 
 log = logging.getLogger("euchre.tournament")
@@ -99,13 +105,20 @@ class TournamentRunner:
                  on_progress: Callable[[RunState], None] | None = None,
                  on_listen: Callable[[str], None] | None = None,
                  stop: asyncio.Event | None = None,
-                 max_startup_failures: int | None = None) -> None:
+                 max_startup_failures: int | None = None,
+                 in_process: bool = False,
+                 factories: Mapping[str, BotFactory] | None = None) -> None:
         """``server``: a running referee to play on (its own bots, sessions and logs are
         still this tournament's); by default the tournament starts its own on
         ``host:port`` (remote bots dial that; ``on_listen`` is told the address).
         ``max_startup_failures``: consecutive start-up failures of one bot that stop
-        the run (0: never stop; default: the configuration's)."""
+        the run (0: never stop; default: the configuration's).
+        ``in_process``: play the games in this process (:mod:`harness.referee.inprocess`:
+        no referee, no clock, trusted bots) with ``factories`` by bot name, or else each
+        bot's command's ``in_process_bot``."""
         self.config = config
+        self.in_process = in_process
+        self.factories = dict(factories or {})
         self.server = server
         self.host = host
         self.port = port
@@ -167,6 +180,10 @@ class TournamentRunner:
                         "own and keep it private", cfg.id, cfg.seed)
         finished = {row.game_key: row for row in store.games(cfg.id)}
         self.state.total = fmt.total()
+        if self.in_process:
+            local = in_process_arena(cfg, self.factories)
+            await self._play_all(LocalPlayer(local), store, fmt, finished, 1)
+            return
         if cfg.on_cluster:
             async with cluster_player(cfg, self.output / "logs" / cfg.id) as player:
                 await self._play_all(player, store, fmt, finished, player.slots())

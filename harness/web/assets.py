@@ -115,6 +115,19 @@ aside h2 { margin-top: .2rem; }
 #log li.future { color: #b0b7c3; }
 #log li.current { background: #fde68a; }
 .error { color: var(--bad); font-weight: 600; }
+#analysis { margin: .6rem 0; padding: .4rem; background: var(--soft); border-radius: 6px;
+            font-size: 13px; }
+#analysis table { width: 100%; border-collapse: collapse; }
+#analysis td { padding: 1px 3px; } #analysis td.value { text-align: right; }
+#analysis tr.chosen { font-weight: 600; }
+#analysis tr.best td:first-child::after { content: " \u2605"; }
+.evalbar { display: inline-block; width: 3.2rem; height: .55rem; margin-right: .3rem;
+           background: #e5e7eb; border-radius: 3px; vertical-align: middle; position: relative; }
+.evalbar span { position: absolute; left: 0; top: 0; bottom: 0; border-radius: 3px;
+                background: #16a34a; }
+.evalbar.mistake span { background: #dc2626; }
+#log li.mistake { color: var(--bad); }
+#log li.mistake::after { content: " \u2717 mistake"; font-weight: 600; }
 """
 
 REPLAY_JS = """
@@ -271,9 +284,45 @@ REPLAY_JS = """
     log.replaceChildren(...hand.steps.map((s, i) => {
       const li = make("li", i > si ? "future" : (i === si ? "current" : ""),
         (s.seat === null ? "" : names[s.seat] + " ") + s.text);
+      if (s.eval) {
+        // The bar: the chosen action's value against the best, on the scale of the
+        // decision's best and worst actions (full: the best was chosen).
+        const vals = Object.values(s.eval.values);
+        const lo = Math.min(...vals), hi = Math.max(...vals);
+        const chosen = s.eval.values[s.eval.chosen];
+        const bar = make("span", "evalbar" + (s.eval.mistake ? " mistake" : ""));
+        const fill = make("span", "");
+        fill.style.width = (hi > lo ? 100 * (chosen - lo) / (hi - lo) : 100).toFixed(0) + "%";
+        bar.title = "loss " + s.eval.loss.toFixed(2) + " points";
+        bar.append(fill);
+        li.prepend(bar);
+        if (s.eval.mistake) { li.classList.add("mistake"); }
+      }
       li.addEventListener("click", () => go(pos - si + i));
       return li;
     }));
+    const box = $("analysis");
+    box.hidden = !data.analysed;
+    if (data.analysed) {
+      box.replaceChildren(make("h2", "", "Analysis"));
+      if (step.eval) {
+        const e = step.eval;
+        box.append(make("div", "", names[e.seat] + ", " + e.phase + ": chose " + e.chosen +
+          ", loss " + e.loss.toFixed(2) + (e.mistake ? " (mistake)" : "")));
+        const table = make("table", "");
+        Object.entries(e.values).sort((a, b) => b[1] - a[1]).forEach(([action, v]) => {
+          const row = make("tr", (action === e.chosen ? "chosen" : "") +
+            (action === e.best ? " best" : ""));
+          row.dataset.action = action;
+          row.append(make("td", "", action), make("td", "value", (v >= 0 ? "+" : "") +
+            v.toFixed(2)));
+          table.append(row);
+        });
+        box.append(table);
+      } else {
+        box.append(make("div", "muted", "no choice to analyse at this step"));
+      }
+    }
     const current = log.querySelector(".current");
     if (current) { current.scrollIntoView({ block: "nearest" }); }
     $("position").textContent = "hand " + (hi + 1) + "/" + data.hands.length + ", step " + si +

@@ -124,8 +124,11 @@ def _deltas(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _hand_view(game: Game, recorded: Hand, names: Sequence[str],
-               scores: list[int]) -> dict[str, Any]:
+def _hand_view(game: Game, recorded: Hand, names: Sequence[str], scores: list[int],
+               evals: Mapping[int, Mapping[str, Any]] | None = None,
+               first: int = 0) -> dict[str, Any]:
+    """One hand's view; with ``evals`` (decision analyses by the decision's index in the
+    game, ``first`` being this hand's first), each step carries its decision's ``eval``."""
     hand = Hand(game.config, recorded.dealer, recorded.deck)
     held = [list(h) for h in hand.hands]
     # per seat: [card, step gained (0 = dealt), step it left (or None), "play"/"discard"]
@@ -154,7 +157,12 @@ def _hand_view(game: Game, recorded: Hand, names: Sequence[str],
                 scores[team] += p
             result = _result_text(hand.result, game.config.form, names)
             text += "; " + result
-        steps.append({"seat": t.seat, "text": text, **_state(hand, scores)})
+        step = {"seat": t.seat, "text": text, **_state(hand, scores)}
+        if evals is not None:
+            step["eval"] = evals.get(first + i - 1)
+        steps.append(step)
+    if evals is not None:
+        steps[0]["eval"] = None
     return {
         "dealer": hand.dealer, "upcard": str(hand.upcard),
         "kitty": [str(c) for c in hand.kitty], "dummy": dummy, "cards": cards,
@@ -168,10 +176,12 @@ def _first_line(detail: object) -> str:
     return str(detail or "").split("\n", 1)[0].removesuffix("; log tail:")
 
 
-def replay_view(record: Mapping[str, Any]) -> dict[str, Any]:
+def replay_view(record: Mapping[str, Any],
+                evals: Mapping[int, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """The viewer's data for a game record (a referee record with ``seats``, ``faults``,
     ``termination`` and ``detail`` where present). A record that cannot be replayed gives
-    ``error`` and no hands."""
+    ``error`` and no hands. ``evals``: decision analyses (``DecisionAnalysis.to_dict()``)
+    by decision index, shown beside the steps they analyse."""
     from harness.results.replay import describe_rules
 
     rules = record.get("rules") or {}
@@ -197,9 +207,12 @@ def replay_view(record: Mapping[str, Any]) -> dict[str, Any]:
     if len(names) != game.config.players:
         names = [f"seat {s}" for s in range(game.config.players)]
     scores = [0] * team_count(form)
+    starts = list(itertools.accumulate((len(h.transitions) for h in game.hands), initial=0))
     view.update(names=names, form=form.value, deck=game.config.deck.value,
                 teams=_team_names(form, names), final=list(game.scores),
-                hands=[_hand_view(game, h, names, scores) for h in game.hands])
+                hands=[_hand_view(game, h, names, scores, evals, starts[i])
+                       for i, h in enumerate(game.hands)],
+                analysed=evals is not None)
     return view
 
 
@@ -209,10 +222,14 @@ def _script_json(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def replay_html(record: dict[str, Any]) -> str:
+def replay_html(record: dict[str, Any], analysis: Sequence[Any] | None = None) -> str:
     """A self-contained page (no network) that steps through the game hand by hand and
-    trick by trick, with the keyboard (arrows, Page Up/Down, Home/End) or the mouse."""
-    view = replay_view(record)
+    trick by trick, with the keyboard (arrows, Page Up/Down, Home/End) or the mouse.
+    ``analysis``: decision analyses (:class:`harness.analysis.DecisionAnalysis`) to show:
+    an evaluation bar per analysed decision in the log, mistakes marked, and each legal
+    action's value at the current step."""
+    evals = None if analysis is None else {d.index: d.to_dict() for d in analysis}
+    view = replay_view(record, evals)
     title = html.escape(f"Replay {view['title']}")
     return assets.page(title, assets.REPLAY_CSS, f"""
 <header><h1>{title}</h1><p id="players"></p><p class="muted">{html.escape(view['rules'])}</p>
@@ -226,6 +243,7 @@ def replay_html(record: dict[str, Any]) -> str:
 <span id="position"></span></nav>
 <main id="viewer"><section id="table"></section>
 <aside><div id="scorebox"><h2>Score</h2><div id="score"></div></div>
-<div id="trumpbox"></div><h2>This hand</h2><ol id="log"></ol></aside></main>
+<div id="trumpbox"></div><div id="analysis" hidden></div>
+<h2>This hand</h2><ol id="log"></ol></aside></main>
 <script id="game-data" type="application/json">{_script_json(view)}</script>
 <script>{assets.REPLAY_JS}</script>""", generator=VIEWER_STAMP)
