@@ -80,7 +80,8 @@ def interval_plot(rows: Sequence[tuple[str, float, float, float]], *, label: str
         colour = (colours or {}).get(name, PALETTE[i % len(PALETTE)])
         body.append(
             f'<g class="interval" data-name="{escape(name)}">'
-            f'<title>{escape(name)}: {value:+.0f} ({lower:+.0f} to {upper:+.0f})</title>'
+            f'<title>{escape(name)}: {round(value):+d} '
+            f'({round(lower):+d} to {round(upper):+d})</title>'
             f'<text x="{_f(left - 8)}" y="{_f(y + 4)}" text-anchor="end">{escape(name)}</text>'
             f'<line x1="{_f(x(lower))}" x2="{_f(x(upper))}" y1="{_f(y)}" y2="{_f(y)}" '
             f'stroke="{colour}" stroke-width="6" stroke-linecap="round" opacity=".45"/>'
