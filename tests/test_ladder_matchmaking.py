@@ -121,16 +121,18 @@ def test_restored_counts_steer_away_from_played_pairings() -> None:
     assert set(s.bots) != {"a", "b"} and s.index == 12
 
 
-def test_a_set_cut_short_counts_only_its_forfeits() -> None:
+def test_a_set_cut_short_counts_every_finished_table() -> None:
     mm = Matchmaker("cutthroat")
     (s,) = mm.next_sets([Candidate(n) for n in "xyz"], 1)
     progress = SetProgress(s)
     progress.finish(0)
-    assert progress.counted_tables() == [] and progress.next_table() == 1
-    progress.finish(1, forfeit=True)
-    progress.cut_short("z disconnected")
-    assert progress.status is SetStatus.CUT_SHORT and progress.counted_tables() == [1]
-    assert progress.next_table() is None
+    assert progress.counted_tables() == [0] and progress.next_table() == 1
+    assert progress.status is SetStatus.IN_PROGRESS
+    progress.cut_short("z: not connected")
+    progress.finish(1, forfeit=True)  # the table z left is its forfeit
+    progress.cut_short("the ladder stopped")  # the first reason stays
+    assert progress.status is SetStatus.CUT_SHORT and progress.reason == "z: not connected"
+    assert progress.counted_tables() == [0, 1] and progress.next_table() == 2
 
 
 def test_a_complete_set_counts_every_table() -> None:
