@@ -13,6 +13,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 from harness.ladder.matchmaking import SetStatus
 from harness.ladder.quarantine import QuarantinePolicy
 from harness.ladder.registry import Registry
@@ -115,7 +117,8 @@ def test_walking_away_after_every_lost_first_table_gains_nothing(tmp_path: Path)
     # Its rated score is its score over the games it finished plus the forfeits charged
     # to it: every stored game, nothing more, nothing less; the opponents' too.
     assert live.games["walker"] == len(mine)
-    assert live.score["walker"] == sum(_score(r, "walker") for r in mine) / len(mine)
+    assert live.score["walker"] == pytest.approx(
+        sum(_score(r, "walker") for r in mine) / len(mine), abs=1e-12)
     assert live.games["house-random"] == len(rows) == len(mine)
 
     # A restart rebuilds the same ratings from the store.
