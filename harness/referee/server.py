@@ -43,8 +43,8 @@ from harness.protocol import (
     operator,
 )
 from harness.protocol.tls import ServerTLS
-from harness.referee.peer import is_loopback
 from harness.referee.operator import OperatorServicer, TournamentCalls
+from harness.referee.peer import is_loopback
 from harness.referee.session import Registry, Session, Slot
 
 log = logging.getLogger("euchre.referee")
