@@ -167,7 +167,7 @@ class TournamentService:
         name = config.name if config else tournament_id
         if entry is not None:
             state = entry.runner.state
-            return op.progress(tournament_id, name, entry.status, max(done, state.done),
+            return op.progress(tournament_id, name, entry.status, done,  # what is stored
                                state.total or total, rows, entry.detail or state.status)
         if status in _ACTIVE:  # stored as running: the referee stopped while it ran
             status, detail = "interrupted", detail or "the referee stopped while it ran"
