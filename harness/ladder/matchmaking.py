@@ -163,11 +163,6 @@ class SetProgress:
         return min((t for t in range(len(self.deal_set.games)) if t not in self.finished),
                    default=None)
 
-    def counted_tables(self) -> list[int]:
-        """The tables whose results count: every finished table, whatever became of the
-        rest of the set (leaving never un-plays a game)."""
-        return sorted(self.finished)
-
 
 def _sides(form: Form, mixed: bool, seats: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     if form is not Form.FOUR_HANDED:
