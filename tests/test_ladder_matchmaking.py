@@ -121,24 +121,28 @@ def test_restored_counts_steer_away_from_played_pairings() -> None:
     assert set(s.bots) != {"a", "b"} and s.index == 12
 
 
-def test_a_set_cut_short_counts_only_its_forfeits() -> None:
+def test_a_set_cut_short_keeps_its_finished_tables_and_first_reason() -> None:
     mm = Matchmaker("cutthroat")
     (s,) = mm.next_sets([Candidate(n) for n in "xyz"], 1)
     progress = SetProgress(s)
     progress.finish(0)
-    assert progress.counted_tables() == [] and progress.next_table() == 1
-    progress.finish(1, forfeit=True)
-    progress.cut_short("z disconnected")
-    assert progress.status is SetStatus.CUT_SHORT and progress.counted_tables() == [1]
-    assert progress.next_table() is None
+    assert sorted(progress.finished) == [0] and progress.next_table() == 1
+    statuses = [progress.status]
+    progress.cut_short("z: not connected")
+    progress.finish(1, forfeit=True)  # the table z left is its forfeit
+    progress.cut_short("the ladder stopped")  # the first reason stays
+    statuses.append(progress.status)
+    assert statuses == [SetStatus.IN_PROGRESS, SetStatus.CUT_SHORT]
+    assert progress.reason == "z: not connected"
+    assert sorted(progress.finished) == [0, 1] and progress.next_table() == 2
 
 
-def test_a_complete_set_counts_every_table() -> None:
+def test_a_complete_set_has_every_table_finished() -> None:
     mm = Matchmaker("two-handed")
     (s,) = mm.next_sets([Candidate("a"), Candidate("b")], 1)
     progress = SetProgress(s)
     progress.finish(1)
     progress.finish(0)
-    assert progress.status is SetStatus.COMPLETE and progress.counted_tables() == [0, 1]
+    assert progress.status is SetStatus.COMPLETE and sorted(progress.finished) == [0, 1]
     with pytest.raises(ValueError):
         progress.cut_short("late")

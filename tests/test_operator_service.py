@@ -146,11 +146,11 @@ def test_operator_calls_need_the_operator_token_when_one_is_set(tmp_path: Path) 
 
 
 def test_operator_calls_without_a_token_are_for_this_machine_only() -> None:
-    from harness.referee.server import _is_loopback
+    from harness.referee.peer import is_loopback
 
-    assert _is_loopback("ipv4:127.0.0.1:5000") and _is_loopback("ipv6:[::1]:5000")
-    assert not _is_loopback("ipv4:10.1.2.3:5000")
-    assert not _is_loopback("ipv6:[2001:db8::1]:443")
+    assert is_loopback("ipv4:127.0.0.1:5000") and is_loopback("ipv6:[::1]:5000")
+    assert not is_loopback("ipv4:10.1.2.3:5000")
+    assert not is_loopback("ipv6:[2001:db8::1]:443")
 
 
 def test_tournaments_on_one_referee_keep_their_own_bots(tmp_path: Path) -> None:

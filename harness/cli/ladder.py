@@ -52,7 +52,6 @@ from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry, Token
 from harness.ladder.runtime import LadderRuntime, LadderSettings
 from harness.ladder.service import ladder_standings
-from harness.ladder.sets import SetLog
 from harness.ladder.store import LadderStore
 from harness.protocol.ladder import standing_to_dict
 from harness.protocol.tls import server_tls
@@ -155,7 +154,7 @@ def _show_token(name: str, token: Token) -> None:
 
 def _standings(store: LadderStore, settings: LadderSettings, latest: bool) -> None:
     with ResultsStore(settings.store) as results:
-        rows = SetLog.counted(results.games(settings.ladder_id), SetLog(store).sets())
+        rows = list(results.games(settings.ladder_id))
     ratings = LadderRatings()
     ratings.add_games(rows)
     ratings.refresh(force=True)

@@ -2,9 +2,10 @@
 
 The unit of play is a *deal set*: one deal seed played at one table per team, with the
 seats rotated by one position from table to table (as in tournaments, see
-:mod:`harness.tournament.schedule`), so every side holds every hand once. A set counts
-only once every table is played; a set cut short (a bot disconnected, or was benched)
-is recorded as such, and only its forfeited tables count (so leaving never pays).
+:mod:`harness.tournament.schedule`), so every side holds every hand once. A set is
+complete once every table is played; a set cut short (a bot left, or was benched, or
+the ladder stopped) is recorded as such. Every finished table counts either way, and a
+table a bot could not play because it left is its forfeit (so leaving never pays).
 
 Choosing a set (:meth:`Matchmaker.next_sets`), given every *connected* bot as a
 :class:`Candidate` (busy ones too, with no free seats) and the number of sets that may
@@ -127,7 +128,9 @@ class SetStatus(enum.Enum):
 @dataclass
 class SetProgress:
     """How far a deal set got. :meth:`finish` each table as it ends (``forfeit`` when a
-    fault decided it); :meth:`cut_short` when the set cannot go on."""
+    fault decided it); :meth:`cut_short` when the set cannot go on as a whole: a bot
+    left (its missing tables are then finished as its forfeits), was benched, or the
+    ladder stopped. A set is complete when every table finished and nothing cut it."""
 
     deal_set: DealSet
     finished: dict[int, bool] = field(default_factory=dict)  # table -> forfeited
@@ -141,31 +144,24 @@ class SetProgress:
         self.finished[table] = forfeit
 
     def cut_short(self, reason: str) -> None:
+        """Record why the set is not a complete duplicate set (the first reason stays)."""
         if self.status is SetStatus.COMPLETE:
             raise ValueError(f"{self.deal_set.key}: already complete")
-        self.reason = reason
+        if self.reason is None:
+            self.reason = reason
 
     @property
     def status(self) -> SetStatus:
+        if self.reason is not None:
+            return SetStatus.CUT_SHORT
         if len(self.finished) == len(self.deal_set.games):
             return SetStatus.COMPLETE
-        return SetStatus.IN_PROGRESS if self.reason is None else SetStatus.CUT_SHORT
+        return SetStatus.IN_PROGRESS
 
     def next_table(self) -> int | None:
-        """The lowest table not yet finished, or None when complete or cut short."""
-        if self.status is not SetStatus.IN_PROGRESS:
-            return None
-        return min(t for t in range(len(self.deal_set.games)) if t not in self.finished)
-
-    def counted_tables(self) -> list[int]:
-        """The tables whose results count: all of a complete set; of a set cut short,
-        only those a fault decided; none while in progress."""
-        status = self.status
-        if status is SetStatus.COMPLETE:
-            return sorted(self.finished)
-        if status is SetStatus.CUT_SHORT:
-            return sorted(t for t, forfeit in self.finished.items() if forfeit)
-        return []
+        """The lowest table not yet finished, or None when every table is."""
+        return min((t for t in range(len(self.deal_set.games)) if t not in self.finished),
+                   default=None)
 
 
 def _sides(form: Form, mixed: bool, seats: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:

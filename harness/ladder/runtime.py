@@ -18,8 +18,9 @@ connects.
 
 Crash safety. Every game is stored the moment it ends (``ResultsStore.record_game``),
 every set when it starts and ends (:class:`~harness.ladder.sets.SetLog`). On start the
-ladder marks sets left in progress as cut short, rebuilds the ratings from the counted
-games and the pairing counts from the sets; games in flight at the crash were never
+ladder marks sets left in progress as cut short, rebuilds the ratings from every stored
+game (as the running ladder counted each the moment it was stored) and the pairing
+counts from the sets; games in flight at the crash were never
 stored and are not rated.
 """
 
@@ -50,7 +51,7 @@ from harness.ladder.sets import SetLog
 from harness.ladder.store import LadderStore
 from harness.protocol import ladder as lp
 from harness.protocol.tls import ServerTLS
-from harness.referee.arena import Arena
+from harness.referee.arena import Arena, forfeit_result
 from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, Termination, TimeControl
 from harness.referee.pool import Entrant, Instance
 from harness.referee.session import Session, Slot
@@ -179,7 +180,7 @@ class LadderRuntime:
         self.matchmaker.add_played(SetLog.pair_counts(stored))
         self.matchmaker.next_index = len(stored)
         rows = list(self.results.games(self.settings.ladder_id))
-        self.ratings.add_games(SetLog.counted(rows, stored))
+        self.ratings.add_games(rows)  # every stored game counts, as it did when it ended
         self.ratings.refresh(force=True)
         # Refill the quarantine's windows with each bot's games since its last bench.
         since = {name: max((b.started_at for b in self.quarantine.history(name)),
@@ -298,11 +299,36 @@ class LadderRuntime:
                                   time_control=s.time_control, policy=s.fault_policy)
         return None if result.termination is Termination.INTERRUPTED else result
 
+    def _left(self, arena: Arena, deal_set: DealSet) -> list[str]:
+        """The registered bots of ``deal_set`` without streams enough for its seats: they
+        left after the set began (house bots are started on demand, never gone)."""
+        return [b for b, seats in deal_set.seats.items() if b not in self._house
+                and sum(1 for i in arena.pool.instances(b) if i.slot.live) < seats]
+
+    def _record(self, deal_set: DealSet, game: ScheduledGame, result: GameResult,
+                progress: SetProgress) -> None:
+        """Store a finished game and count it at once: ratings, quarantine, events."""
+        row = to_row(self.settings.ladder_id, game, result)
+        self.results.record_game(row)
+        self.ratings.add_games([row])
+        self.events.publish(lp.WatchLadderResponse(
+            game_finished=lp.GameFinished(game=game_message(row))))
+        progress.finish(game.table, forfeit=result.termination is Termination.FORFEIT)
+        for bot in deal_set.bots:
+            bench = self.quarantine.record(
+                bot, [f.kind.value for f in result.faults if f.bot == bot])
+            if bench is not None:
+                log.warning("%s benched until %.0f: %s", bot, bench.until, bench.reason)
+                self.events.publish(lp.WatchLadderResponse(bot_benched=lp.BotBenched(
+                    name=bot, reason=bench.reason, until=bench.until)))
+
     async def _play_set(self, arena: Arena, deal_set: DealSet, on_cluster: bool) -> None:
+        """Play the set's tables in order. Every finished game counts at once; a table a
+        registered bot cannot sit at because it left is recorded as its forfeit, so
+        leaving never un-plays a game."""
         s = self.settings
         progress = SetProgress(deal_set)
         self.sets.start(deal_set)
-        played = []
         for game in deal_set.games:
             if self.stop.is_set():
                 progress.cut_short("the ladder stopped")
@@ -312,42 +338,33 @@ class LadderRuntime:
                 progress.cut_short(f"{', '.join(benched)} benched")
                 break
             self._sync_entrants(arena)
-            gone = [] if on_cluster else [b for b, seats in deal_set.seats.items()
-                                          if self._ready(arena, b) < seats]
-            if gone:  # the pool would wait for its seats: never hold the others up
-                progress.cut_short(f"{', '.join(gone)}: not connected")
-                break
-            try:
-                result = await self._play(arena, game, on_cluster)
-            except ClusterError as e:  # the game killed worker after worker
-                log.error("deal set %s: %s", deal_set.key, e)
-                progress.cut_short(str(e))
-                break
-            if result is None:
-                progress.cut_short(
-                    "interrupted: the ladder stopped" if self.stop.is_set() or not on_cluster
-                    else f"lost the Dask cluster at {self.cluster.where if self.cluster else '?'}")
-                break
-            row = to_row(s.ladder_id, game, result)
-            self.results.record_game(row)
-            played.append(row)
-            self.events.publish(lp.WatchLadderResponse(
-                game_finished=lp.GameFinished(game=game_message(row))))
-            progress.finish(game.table, forfeit=result.termination is Termination.FORFEIT)
-            for bot in deal_set.bots:
-                bench = self.quarantine.record(
-                    bot, [f.kind.value for f in result.faults if f.bot == bot])
-                if bench is not None:
-                    log.warning("%s benched until %.0f: %s", bot, bench.until, bench.reason)
-                    self.events.publish(lp.WatchLadderResponse(bot_benched=lp.BotBenched(
-                        name=bot, reason=bench.reason, until=bench.until)))
+            left = [] if on_cluster else self._left(arena, deal_set)
+            if left:  # never wait for it (that would hold the others up): it forfeits
+                progress.cut_short(f"{', '.join(left)}: not connected")
+                seat = game.seats.index(left[0])
+                result = forfeit_result(
+                    game.key, s.rules, game.seed, game.seats, seat, FaultKind.DISCONNECT,
+                    f"left before table {game.table} of its deal set was played",
+                    s.time_control, s.fault_policy)
+            else:
+                try:
+                    played = await self._play(arena, game, on_cluster)
+                except ClusterError as e:  # the game killed worker after worker
+                    log.error("deal set %s: %s", deal_set.key, e)
+                    progress.cut_short(str(e))
+                    break
+                if played is None:
+                    progress.cut_short(
+                        "interrupted: the ladder stopped" if self.stop.is_set()
+                        or not on_cluster else
+                        f"lost the Dask cluster at {self.cluster.where if self.cluster else '?'}")
+                    break
+                result = played
+            self._record(deal_set, game, result, progress)
             fatal = [f for f in result.faults if f.kind in _FATAL]
-            if fatal and progress.next_table() is not None:
-                progress.cut_short(f"{fatal[0].bot}: {fatal[0].kind.value}")
-                break
+            if fatal and progress.next_table() is not None:  # its next table: it is back,
+                progress.cut_short(f"{fatal[0].bot}: {fatal[0].kind.value}")  # or forfeits
         self.sets.finish(progress)
-        self.ratings.add_games(played[t] for t in progress.counted_tables()
-                               if t < len(played))
         self.refresh_ratings()
 
     def _start(self, arena: Arena, deal_set: DealSet, on_cluster: bool) -> None:

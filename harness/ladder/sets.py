@@ -1,11 +1,12 @@
 """The ladder's record of deal sets (the ``ladder_sets`` table): which sets started,
-with which bots, and how each ended, so that a restarted ladder knows which stored
-games count and which pairings were played.
+with which bots, and how each ended, so that a restarted ladder knows which
+pairings were played (every stored game counts, whatever became of its set).
 
 A set is written when it starts (``in_progress``) and again when it ends
 (``complete`` or ``cut_short`` with the reason). A set still ``in_progress`` when the
-ladder starts was cut short by a crash: :meth:`SetLog.close_unfinished` marks it so,
-and only its forfeited tables count (see :class:`~harness.ladder.matchmaking.SetProgress`).
+ladder starts was cut short by a crash: :meth:`SetLog.close_unfinished` marks it so;
+its games stored before the crash count like any other (see
+:class:`~harness.ladder.matchmaking.SetProgress`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,6 @@ from datetime import UTC, datetime
 
 from harness.ladder.matchmaking import DealSet, Pair, SetProgress, SetStatus, pair_key
 from harness.ladder.store import LadderStore
-from harness.referee.outcome import Termination
-from harness.store import GameRow
-from harness.tournament.schedule import group_of
 
 __all__ = ["SetLog", "StoredSet"]
 
@@ -93,16 +91,3 @@ class SetLog:
                 for b in bots[i + 1:]:
                     counts[pair_key(a, b)] += 1
         return counts
-
-    @staticmethod
-    def counted(rows: Iterable[GameRow], sets: Iterable[StoredSet]) -> list[GameRow]:
-        """The stored games that count: every table of a complete set, the forfeited
-        tables of a set cut short, none of a set in progress."""
-        status = {s.key: s.status for s in sets}
-        kept = []
-        for row in rows:
-            state = status.get(group_of(row.game_key))
-            if state is SetStatus.COMPLETE or (
-                    state is SetStatus.CUT_SHORT and row.termination is Termination.FORFEIT):
-                kept.append(row)
-        return kept

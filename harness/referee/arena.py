@@ -149,19 +149,29 @@ class Arena:
 
     def _no_show(self, game_id: str, config: RulesConfig, seed: int, seats: Sequence[str],
                  seat: int, detail: str, tc: TimeControl, policy: FaultPolicy) -> GameResult:
-        game = Game(config, seed)
-        scores = tuple(game.scores)
-        places, winner = forfeit_places(config, scores, seat)
-        detail = f"seat {seat} ({seats[seat]}) forfeits: startup_failure: {detail}"
-        fault = Fault(seat, seats[seat], FaultKind.STARTUP_FAILURE, detail)
-        record = game.to_record()
-        record.update({"game_id": game_id, "seats": list(seats), "termination": "forfeit",
-                       "detail": detail, "places": list(places), "winner": winner,
-                       "time_control": str(tc), "fault_policy": str(policy),
-                       "decision_ms": [], "faults": [fault.to_dict()],
-                       "started_at": time.time()})
-        return GameResult(game_id, tuple(seats), Termination.FORFEIT, scores, places, winner,
-                          0, (fault,), record, 0.0, detail)
+        return forfeit_result(game_id, config, seed, seats, seat, FaultKind.STARTUP_FAILURE,
+                              detail, tc, policy)
+
+
+def forfeit_result(game_id: str, config: RulesConfig, seed: int, seats: Sequence[str],
+                   seat: int, kind: FaultKind, detail: str, tc: TimeControl,
+                   policy: FaultPolicy) -> GameResult:
+    """A game that could not begin because of ``seat``'s bot (it never started, or left
+    before its table): a forfeit charged to that seat with a ``kind`` fault, at the
+    deal's starting scores, in the shape of a played game's result."""
+    game = Game(config, seed)
+    scores = tuple(game.scores)
+    places, winner = forfeit_places(config, scores, seat)
+    detail = f"seat {seat} ({seats[seat]}) forfeits: {kind.value}: {detail}"
+    fault = Fault(seat, seats[seat], kind, detail)
+    record = game.to_record()
+    record.update({"game_id": game_id, "seats": list(seats), "termination": "forfeit",
+                   "detail": detail, "places": list(places), "winner": winner,
+                   "time_control": str(tc), "fault_policy": str(policy),
+                   "decision_ms": [], "faults": [fault.to_dict()],
+                   "started_at": time.time()})
+    return GameResult(game_id, tuple(seats), Termination.FORFEIT, scores, places, winner,
+                      0, (fault,), record, 0.0, detail)
 
 
 def _interrupted(game_id: str, seats: Sequence[str], detail: str) -> GameResult:

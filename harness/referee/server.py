@@ -44,6 +44,7 @@ from harness.protocol import (
 )
 from harness.protocol.tls import ServerTLS
 from harness.referee.operator import OperatorServicer, TournamentCalls
+from harness.referee.peer import is_loopback
 from harness.referee.session import Registry, Session, Slot
 
 log = logging.getLogger("euchre.referee")
@@ -189,14 +190,6 @@ async def _refuse(context: grpc.aio.ServicerContext[Any, Any], reason: int, deta
     await context.abort(code, detail)
 
 
-def _is_loopback(peer: str) -> bool:
-    """``ipv4:127.0.0.1:5000``, ``ipv6:[::1]:5000`` or a Unix socket."""
-    if peer.startswith("unix:"):
-        return True
-    host = peer.split(":", 1)[-1].rsplit(":", 1)[0].strip("[]")
-    return host.startswith("127.") or host == "::1"
-
-
 class RefereeServer:
     """Owns the grpc.aio server, the token registry and the health service."""
 
@@ -245,7 +238,7 @@ class RefereeServer:
             metadata = dict(context.invocation_metadata() or ())
             given = str(metadata.get("authorization", ""))
             return hmac.compare_digest(given.encode(), f"Bearer {self.operator_token}".encode())
-        return _is_loopback(context.peer())
+        return is_loopback(context.peer())
 
     async def require_operator(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         """Abort the call with PERMISSION_DENIED unless :meth:`operator_allowed`: the one

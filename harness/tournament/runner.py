@@ -6,7 +6,9 @@ writer either way.
 One process at a time may run tournaments on a store (:mod:`harness.store_lock`). A bot
 that fails to start ``max_startup_failures`` times in a row (a typo in its command, a
 remote bot nobody started) stops the run with :class:`StartupFailuresError`; the games
-it forfeited in that streak are not stored, so they are played again on resume.
+it forfeited in that streak are not stored, so they are played again on resume. A bot
+that started in this run and then fails to show up left: those forfeits are stored at
+once (leaving never un-plays a game). Every count the run reports is of stored games.
 """
 
 from __future__ import annotations
@@ -51,9 +53,10 @@ def store_path(output: Path) -> Path:
 
 @dataclass
 class RunState:
-    """Where a run stands. ``done`` counts every game with a result, ``resumed`` those
-    of them that were stored before this run started; ``faults`` counts the faults of
-    the ``done`` games by kind."""
+    """Where a run stands. ``done`` counts the games stored (a forfeit held back while
+    its bot's start-up streak lasts is not, until it is stored), ``resumed`` those of
+    them that were stored before this run started; ``faults`` counts the faults of the
+    ``done`` games by kind."""
 
     done: int = 0
     total: int | None = None
@@ -69,11 +72,16 @@ Played = tuple[ScheduledGame, GameResult]
 
 class _StartupStreaks:
     """Consecutive start-up failures per bot. A streak's forfeits are held back from the
-    store until the bot starts again (then they are ordinary forfeits) or the run ends."""
+    store until the bot starts again (then they are ordinary forfeits) or the run ends,
+    so that a bot nobody could start (a typo, a remote bot nobody launched) does not
+    fill the store with forfeits. A bot that did start in this run and then fails to
+    show up *left*: its forfeits are stored at once, whatever becomes of the run."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.held: dict[str, list[Played]] = {}
+        self.streak: Counter[str] = Counter()
+        self.started: set[str] = set()
 
     def add(self, played: Played, where: str = "") -> tuple[list[Played], str | None]:
         """What to store now, and the bot whose streak reached the limit (if one did).
@@ -83,12 +91,19 @@ class _StartupStreaks:
         _, result = played
         failed = [f.bot for f in result.faults if f.kind is FaultKind.STARTUP_FAILURE]
         if failed:
-            streak = self.held.setdefault(f"{failed[0]}@{where}", [])
-            streak.append(played)
-            return [], (failed[0] if len(streak) >= self.limit else None)
+            key = f"{failed[0]}@{where}"
+            self.streak[key] += 1
+            failing = failed[0] if self.streak[key] >= self.limit else None
+            if failed[0] in self.started:
+                return [played], failing  # it left after playing: charged now
+            self.held.setdefault(key, []).append(played)
+            return [], failing
         # Everyone seated started: their earlier failures were not a lasting fault.
-        released = [p for bot in dict.fromkeys(result.seats)
-                    for p in self.held.pop(f"{bot}@{where}", [])]
+        self.started.update(result.seats)
+        released = []
+        for bot in dict.fromkeys(result.seats):
+            self.streak.pop(f"{bot}@{where}", None)
+            released += self.held.pop(f"{bot}@{where}", [])
         return [*released, played], None
 
     def release_all(self) -> list[Played]:
@@ -106,13 +121,15 @@ class TournamentRunner:
                  on_listen: Callable[[str], None] | None = None,
                  stop: asyncio.Event | None = None,
                  max_startup_failures: int | None = None,
+                 startup_timeout: float = 20.0,
                  in_process: bool = False,
                  factories: Mapping[str, BotFactory] | None = None) -> None:
         """``server``: a running referee to play on (its own bots, sessions and logs are
         still this tournament's); by default the tournament starts its own on
         ``host:port`` (remote bots dial that; ``on_listen`` is told the address).
         ``max_startup_failures``: consecutive start-up failures of one bot that stop
-        the run (0: never stop; default: the configuration's).
+        the run (0: never stop; default: the configuration's). ``startup_timeout``:
+        how long a game waits for a bot's Hello before that bot forfeits it.
         ``in_process``: play the games in this process (:mod:`harness.referee.inprocess`:
         no referee, no clock, trusted bots) with ``factories`` by bot name, or else each
         bot's command's ``in_process_bot``."""
@@ -129,6 +146,7 @@ class TournamentRunner:
         self.format: TournamentFormat = config.make_format()
         self.max_startup_failures = (config.max_startup_failures if max_startup_failures is None
                                      else max_startup_failures)
+        self.startup_timeout = startup_timeout
         self._failure: str | None = None  # why the run stopped itself
         self._lost: ClusterError | None = None  # the cluster was lost
 
@@ -189,7 +207,8 @@ class TournamentRunner:
                 await self._play_all(player, store, fmt, finished, player.slots())
             return
         async with Arena(log_dir=self.output / "logs" / cfg.id, server=self.server,
-                         host=self.host, port=self.port) as arena:
+                         host=self.host, port=self.port,
+                         startup_timeout=self.startup_timeout) as arena:
             if self.on_listen is not None:
                 self.on_listen(arena.server.address)
             per_game = self.format.seats_per_entrant()
@@ -243,8 +262,11 @@ class TournamentRunner:
         streaks = _StartupStreaks(self.max_startup_failures or 1 << 62)
 
         def store_games(played: Sequence[Played]) -> None:
+            """Store games and count them: ``state.done`` is what the store holds."""
             for game, result in played:
                 store.record_game(to_row(cfg.id, game, result))
+                state.done += 1
+                state.faults.update(f.kind.value for f in result.faults)
 
         async def worker() -> None:
             nonlocal outstanding
@@ -278,18 +300,19 @@ class TournamentRunner:
                 if self._failure is not None:
                     continue  # the run is stopping: not stored, played again on resume
                 to_store, failing = streaks.add((game, result), where)
+                store_games(to_store)
                 if failing is not None:
-                    self._stop_for(player, failing, result, where, log_head)
+                    self._stop_for(player, failing, result, where, log_head,
+                                   left=failing in streaks.started)
                     async with changed:
                         changed.notify_all()
+                    if self.on_progress:
+                        self.on_progress(state)
                     continue
-                store_games(to_store)
                 async with changed:
                     fmt.record(game, result.places)
                     if fmt.done():
                         player.cancel()  # an SPRT that decided schedules no more
-                    state.done += 1
-                    state.faults.update(f.kind.value for f in result.faults)
                     state.status = fmt.status()
                     changed.notify_all()
                 if self.on_progress:
@@ -309,13 +332,15 @@ class TournamentRunner:
 
 
     def _stop_for(self, player: GamePlayer, bot: str, result: GameResult, where: str,
-                  log: tuple[str, str] | None) -> None:
+                  log: tuple[str, str] | None, *, left: bool) -> None:
         """Stop the run: ``bot`` failed to start too many times in a row (on the cluster
-        worker ``where``). Running games are interrupted (played again on resume)."""
+        worker ``where``); ``left``: it had played in this run, so its forfeits are
+        stored. Running games are interrupted (played again on resume)."""
         on = f" on worker {where}" if where else ""
         self._failure = startup_failures_message(
             bot, self.max_startup_failures, result, log, on=on,
-            stops="the run stops and its forfeits are not stored")
+            stops=("the run stops; it had played, so its forfeits are stored" if left
+                   else "the run stops and its forfeits are not stored"))
         player.stop()
 
 

@@ -170,7 +170,7 @@ class TournamentService:
             # A final status is shown once its files (report.html, summary.json) are
             # written: until then the tournament is still finishing.
             shown = entry.status if entry.ended or entry.status == "pending" else "running"
-            return op.progress(tournament_id, name, shown, max(done, state.done),
+            return op.progress(tournament_id, name, shown, done,  # what is stored
                                state.total or total, rows, entry.detail or state.status)
         if status in _ACTIVE:  # stored as running: the referee stopped while it ran
             status, detail = "interrupted", detail or "the referee stopped while it ran"
