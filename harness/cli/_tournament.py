@@ -149,7 +149,7 @@ def run_tournament(config: TournamentConfig, *, quiet: bool = False,
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, first_signal)
         runner = TournamentRunner(config, on_progress=report, stop=stop, host=host, port=port,
-                                  on_listen=listening)
+                                  on_listen=listening, on_notice=progress.note)
         try:
             return await runner.run()
         finally:

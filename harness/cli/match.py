@@ -1,8 +1,9 @@
 """``euchre-harness match --bot NAME=COMMAND ...``: a few games between one to four bots.
 
-A bot that fails to start ``--max-startup-failures`` games in a row (a typo in its
-command) stops the match with :class:`StartupFailuresError`, as it stops ``run``: one
-line naming the bot, the reason and the first lines of its log (exit status 2)."""
+A bot that fails to start (a typo in its command) stops the match at once with
+:class:`StartupFailuresError`: one line naming the bot, the reason and the end of its
+log (exit status 2). With ``--max-startup-failures N`` it stops after N games in a row,
+as ``run`` does, and the first failure of a streak is explained when it happens."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cli.common import check_listen, port_number, split_assignment, writable_folder
-from harness.errors import ConfigError, HarnessError
+from harness.errors import ConfigError, HarnessError, UnknownKeysError
 from harness.referee.arena import Arena
 from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, TimeControl
 from harness.referee.pool import Entrant
@@ -24,8 +25,12 @@ from harness.referee.process import BotCommand
 from harness.referee.seating import match_seats, match_seed
 from harness.rules.config import RulesConfig
 from harness.tournament.config import rules_from_table
-from harness.tournament.options import default, parse_text
-from harness.tournament.runner import StartupFailuresError, startup_failures_message
+from harness.tournament.options import RULE_KINDS, parse_text
+from harness.tournament.runner import (
+    StartupFailuresError,
+    startup_failure_reason,
+    startup_failures_message,
+)
 
 DEFAULT_GAMES = 2
 
@@ -58,10 +63,9 @@ def register(sub: Any) -> None:
     m.add_argument("--log-dir", default="results/logs",
                    help="bot stdout/stderr logs (default results/logs)")
     m.add_argument("--json", action="store_true", help="print each game record as JSON")
-    limit = default("max_startup_failures")
-    m.add_argument("--max-startup-failures", type=int, default=limit, metavar="N",
+    m.add_argument("--max-startup-failures", type=int, default=1, metavar="N",
                    help="stop the match when one bot fails to start N games in a row "
-                        f"(default {limit}; 0: never stop)")
+                        "(default 1: at once; 0: never stop)")
     m.set_defaults(handler=cmd_match)
 
 
@@ -87,8 +91,11 @@ def parse_rules(form: str, deck: str, target: int | None, options: Sequence[str]
     data: dict[str, object] = {"form": form, "deck": deck}
     if target is not None:
         data["target"] = target
-    for opt in options:
-        key, value = split_assignment(opt, "--rule")
+    pairs = [split_assignment(opt, "--rule") for opt in options]
+    unknown = [("", key, list(RULE_KINDS)) for key, _ in pairs if key not in RULE_KINDS]
+    if unknown:
+        raise UnknownKeysError(unknown, noun="rule option")
+    for key, value in pairs:
         data[key] = parse_text(f"rules.{key}", value)
     return rules_from_table(data)
 
@@ -144,21 +151,21 @@ async def _match(args: argparse.Namespace) -> int:
                 print(json.dumps(result.record, separators=(",", ":")))
             else:
                 print(describe(result, i), flush=True)
-            _check_startup(arena, result, streaks, args.max_startup_failures)
+            _check_startup(result, streaks, args.max_startup_failures)
     if not args.json:
         print("wins: " + ", ".join(f"{n} {w}" for n, w in wins.items()))
     return 0
 
 
-def _check_startup(arena: Arena, result: GameResult, streaks: dict[str, int],
-                   limit: int) -> None:
-    """Count each seated bot's start-up failures in a row; raise StartupFailuresError
-    when one reaches ``limit`` (0: never)."""
+def _check_startup(result: GameResult, streaks: dict[str, int], limit: int) -> None:
+    """Count each seated bot's start-up failures in a row: raise StartupFailuresError
+    when one reaches ``limit`` (0: never); explain the first of a streak on stderr."""
     failed = {f.bot for f in result.faults if f.kind is FaultKind.STARTUP_FAILURE}
     for bot in set(result.seats):
         streaks[bot] = streaks[bot] + 1 if bot in failed else 0
         if limit and streaks[bot] >= limit:
-            path, head = arena.log_head(bot)
             raise StartupFailuresError(startup_failures_message(
-                bot, limit, result, (str(path) if path else "", head),
-                stops="the match stops"))
+                bot, limit, result, stops="the match stops"))
+        if streaks[bot] == 1:
+            print(f"bot {bot!r} did not start (it forfeits the game): "
+                  f"{startup_failure_reason(bot, result)}", file=sys.stderr, flush=True)

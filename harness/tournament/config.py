@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError
+from harness.errors import ConfigError, UnknownKeysError
 from harness.referee.botlog import DEFAULT_LOG_LIMIT
 from harness.referee.outcome import FaultPolicy, TimeControl
 from harness.referee.pool import Entrant, check_entrant
@@ -430,12 +430,35 @@ class RawConfig:
     source: Path | None = None
 
 
+SECTIONS = ("cluster", "gauntlet", "ladder", "sprt")
+
+
+def _unknown_keys(data: Mapping[str, Any]) -> list[tuple[str, str, list[str]]]:
+    """Every unknown key of the document, in every table: ``(prefix, key, allowed)``."""
+    found: list[tuple[str, str, list[str]]] = []
+
+    def scan(table: object, allowed: list[str], prefix: str) -> None:
+        if isinstance(table, dict):  # other types are reported when the table is read
+            found.extend((prefix, str(k), allowed) for k in table if k not in allowed)
+
+    scan(data, [o.key for o in _section("")] + list(SECTIONS), "")
+    scan(data.get("rules"), [f.name for f in dataclasses.fields(RulesConfig)], "rules.")
+    for name in SECTIONS:
+        scan(data.get(name), [o.leaf for o in _section(name)], f"{name}.")
+    bots = data.get("bot")
+    for i, bot in enumerate(bots if isinstance(bots, list) else []):
+        scan(bot, [o.key for o in BOT_OPTIONS], f"bot[{i}].")
+    return found
+
+
 def build_config(raw: RawConfig, *, for_ladder: bool = False) -> TournamentConfig:
     """Check every key of ``raw`` and build the tournament, or with ``for_ladder`` a
     ladder's configuration (ConfigError names the key)."""
     data = raw.data
     top = _section("")
-    check_keys(data, [o.key for o in top] + ["cluster", "gauntlet", "ladder", "sprt"], "")
+    unknown = _unknown_keys(data)
+    if unknown:
+        raise UnknownKeysError(unknown)
     values = _read_table(data, top, "")
     bots_raw = data.get("bot", [])
     if not isinstance(bots_raw, list):

@@ -85,6 +85,11 @@ class _StartupStreaks:
                     for p in self.held.pop(f"{bot}@{where}", [])]
         return [*released, played], None
 
+    def first_failures(self, result: GameResult, where: str = "") -> list[str]:
+        """The bots whose start-up failure in ``result`` (just added) began a streak."""
+        return [f.bot for f in result.faults if f.kind is FaultKind.STARTUP_FAILURE
+                and len(self.held.get(f"{f.bot}@{where}", ())) == 1]
+
     def release_all(self) -> list[Played]:
         out = [p for streak in self.held.values() for p in streak]
         self.held.clear()
@@ -99,18 +104,21 @@ class TournamentRunner:
                  on_progress: Callable[[RunState], None] | None = None,
                  on_listen: Callable[[str], None] | None = None,
                  stop: asyncio.Event | None = None,
-                 max_startup_failures: int | None = None) -> None:
+                 max_startup_failures: int | None = None,
+                 on_notice: Callable[[str], None] | None = None) -> None:
         """``server``: a running referee to play on (its own bots, sessions and logs are
         still this tournament's); by default the tournament starts its own on
         ``host:port`` (remote bots dial that; ``on_listen`` is told the address).
         ``max_startup_failures``: consecutive start-up failures of one bot that stop
-        the run (0: never stop; default: the configuration's)."""
+        the run (0: never stop; default: the configuration's). ``on_notice`` is told,
+        in one line, why a bot did not start the first time it fails in a row."""
         self.config = config
         self.server = server
         self.host = host
         self.port = port
         self.on_listen = on_listen
         self.on_progress = on_progress
+        self.on_notice = on_notice
         self.stop = stop or asyncio.Event()
         self.state = RunState()
         self.format: TournamentFormat = config.make_format()
@@ -254,7 +262,7 @@ class TournamentRunner:
                         changed.notify_all()
                 if placed is None:
                     continue  # dropped: the format decided, or the run stops
-                result, where, log_head = placed
+                result, where = placed
                 if result.termination is Termination.INTERRUPTED:
                     state.interrupted += 1
                     continue  # not stored: played again on resume
@@ -262,10 +270,11 @@ class TournamentRunner:
                     continue  # the run is stopping: not stored, played again on resume
                 to_store, failing = streaks.add((game, result), where)
                 if failing is not None:
-                    self._stop_for(player, failing, result, where, log_head)
+                    self._stop_for(player, failing, result, where)
                     async with changed:
                         changed.notify_all()
                     continue
+                self._tell_first_failure(streaks, result, where)
                 store_games(to_store)
                 async with changed:
                     fmt.record(game, result.places)
@@ -291,33 +300,46 @@ class TournamentRunner:
             self.on_progress(state)
 
 
-    def _stop_for(self, player: GamePlayer, bot: str, result: GameResult, where: str,
-                  log: tuple[str, str] | None) -> None:
+    def _tell_first_failure(self, streaks: _StartupStreaks, result: GameResult,
+                            where: str) -> None:
+        """Explain at once a bot's first start-up failure in a row (``on_notice``)."""
+        if self.on_notice is None or self._failure is not None:
+            return
+        on = f" on worker {where}" if where else ""
+        limit = self.max_startup_failures
+        then = f"; the run stops if it fails {limit} times in a row" if limit > 1 else ""
+        for bot in streaks.first_failures(result, where):
+            self.on_notice(f"bot {bot!r} did not start{on} (it forfeits the game{then}): "
+                           f"{startup_failure_reason(bot, result)}")
+
+    def _stop_for(self, player: GamePlayer, bot: str, result: GameResult, where: str) -> None:
         """Stop the run: ``bot`` failed to start too many times in a row (on the cluster
         worker ``where``). Running games are interrupted (played again on resume)."""
         on = f" on worker {where}" if where else ""
         self._failure = startup_failures_message(
-            bot, self.max_startup_failures, result, log, on=on,
-            stops="the run stops and its forfeits are not stored")
+            bot, self.max_startup_failures, result, on=on,
+            stops="the run stops (its forfeits are not stored)")
         player.stop()
 
 
-def startup_failures_message(bot: str, times: int, result: GameResult,
-                             log: tuple[str, str] | None, *, on: str = "",
-                             stops: str) -> str:
-    """The one line that says ``bot`` failed to start ``times`` times in a row (``on``:
-    where, e.g. " on worker W"), why (from the last ``result``'s start-up fault), what
-    ``stops``, and the first lines of its log (``log``: its path and head)."""
+def startup_failure_reason(bot: str, result: GameResult) -> str:
+    """Why ``bot`` did not start in ``result`` (a game it forfeited by a start-up
+    failure), on one line: e.g. "exited with code 1 before the handshake; its log PATH
+    ends: ModuleNotFoundError: No module named 'grpc'"."""
     detail = next(f.detail for f in result.faults
                   if f.kind is FaultKind.STARTUP_FAILURE and f.bot == bot)
     why = detail.split("startup_failure: ", 1)[-1].splitlines()[0]
-    why = why.removeprefix(f"{bot}: ").removesuffix("; log tail:")
-    message = f"bot {bot!r} failed to start {times} times in a row{on} ({why}); {stops}"
-    log_path, head = log or ("", "")
-    if head:
-        quoted = " | ".join(line.strip() for line in head.splitlines())
-        message += f"; its log {log_path} begins: {quoted}"
-    return message
+    return why.removeprefix(f"{bot}: ")
+
+
+def startup_failures_message(bot: str, times: int, result: GameResult, *, on: str = "",
+                             stops: str) -> str:
+    """The one line that says ``bot`` failed to start ``times`` times in a row (``on``:
+    where, e.g. " on worker W"), what ``stops``, and why (from the last ``result``'s
+    start-up fault, which quotes the end of its log)."""
+    times_text = "to start" if times == 1 else f"to start {times} times in a row"
+    return f"bot {bot!r} failed {times_text}{on}, so {stops}: " \
+           f"{startup_failure_reason(bot, result)}"
 
 
 def _chain(first: ScheduledGame, rest: Iterator[ScheduledGame]) -> Iterator[ScheduledGame]:
