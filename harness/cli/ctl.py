@@ -296,7 +296,7 @@ def _elo(row: dict[str, Any]) -> str:
     """The rating as the reports print it: a bound for a bot that won or lost everything,
     the anchor's fixed rating marked ``(anchor)``."""
     return rating_text(row["elo"], sweep=row.get("sweep"), bound=row.get("bound"),
-                       anchor=_anchor(row))
+                       anchor=_anchor(row), games=row.get("games"))
 
 
 def _anchor(row: dict[str, Any]) -> bool:

@@ -112,8 +112,18 @@ def last_words(output: str, lines: int = 3) -> str:
     return " | ".join(kept[-lines:])
 
 
+_QUOTES = ("; its log ", "; no output in its log ")
+
+
 def quote_log(path: Path) -> str:
     """``; its log PATH ends: WORDS`` (the :func:`last_words` of the latest start), or
-    ``; its log PATH is empty``: what a start-up failure adds to its reason."""
+    ``; no output in its log PATH``: what a start-up failure adds to its reason."""
     words = last_words(last_attempt(path))
-    return f"; its log {path} ends: {words}" if words else f"; its log {path} is empty"
+    return f"{_QUOTES[0]}{path} ends: {words}" if words else f"{_QUOTES[1]}{path}"
+
+
+def without_log_quote(detail: str) -> str:
+    """A start-up failure's reason without what :func:`quote_log` added: for pages
+    anyone may read (a bot's output may hold secrets)."""
+    cut = min((i for i in (detail.find(q) for q in _QUOTES) if i >= 0), default=len(detail))
+    return detail[:cut]

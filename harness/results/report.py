@@ -127,7 +127,7 @@ def standings_rows(ratings: Ratings, stats: Mapping[str, BotStats]) -> list[dict
             "score_pct": round(100.0 * ratings.score[name], 1),
             "los_next_pct": None if below is None else round(100.0 * ratings.los(name, below), 1),
             "sweep": None if sweep is None else sweep[0].value,
-            "bound": None if sweep is None else round(sweep[1]),
+            "bound": None if sweep is None or sweep[1] is None else round(sweep[1]),
         })
     return rows
 
@@ -135,7 +135,7 @@ def standings_rows(ratings: Ratings, stats: Mapping[str, BotStats]) -> list[dict
 def _elo_cells(row: Mapping[str, Any], anchor: str | None) -> tuple[str, str]:
     if row["sweep"] is not None or row["name"] == anchor:
         return rating_text(row["elo"], sweep=row["sweep"], bound=row["bound"],
-                           anchor=row["name"] == anchor), "-"
+                           anchor=row["name"] == anchor, games=row["games"]), "-"
     return rating_text(row["elo"]), f"±{row['ci95']}"
 
 

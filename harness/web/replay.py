@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.errors import ConfigError, ReplayError
+from harness.referee.botlog import without_log_quote
 from harness.rules.actions import Action, ActionKind
 from harness.rules.cards import Card, Suit
 from harness.rules.config import Form
@@ -163,9 +164,9 @@ def _hand_view(game: Game, recorded: Hand, names: Sequence[str],
 
 
 def _first_line(detail: object) -> str:
-    """A fault's detail as the page shows it: its first line. What follows is the tail of
-    the bot's log (a bot that failed to start), which can hold its command line."""
-    return str(detail or "").split("\n", 1)[0].removesuffix("; log tail:")
+    """A fault's detail as the page shows it: its first line, without the quote of the
+    bot's log (a bot that failed to start), which can hold anything it printed."""
+    return without_log_quote(str(detail or "").split("\n", 1)[0])
 
 
 def replay_view(record: Mapping[str, Any]) -> dict[str, Any]:

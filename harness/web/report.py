@@ -82,7 +82,7 @@ def _elo_cells(row: Mapping[str, Any], anchor: str | None) -> str:
     the anchor its fixed rating, marked."""
     if row["sweep"] is not None or row["name"] == anchor:
         text = rating_text(row["elo"], sweep=row["sweep"], bound=row["bound"],
-                           anchor=row["name"] == anchor)
+                           anchor=row["name"] == anchor, games=row["games"])
         return _cell(text, "elo") + _cell("-", "ci95")
     return _cell(f"{row['elo']:+d}", "elo") + _cell(f"±{row['ci95']}", "ci95")
 
