@@ -128,13 +128,17 @@ def test_default_config_is_valid_and_schedules_games(monkeypatch: pytest.MonkeyP
     assert cfg.rules.form is Form.FOUR_HANDED
     assert str(cfg.time_control) == "1+10"
     assert cfg.games == DEFAULT_SAMPLE_GAMES
+    heuristic = (sys.executable, "-m", "sample_bots.heuristic_bot")
     assert {b.name: b.command for b in cfg.bots} == {
         "random": (sys.executable, "-m", "sample_bots.random_bot"),
-        "heuristic": (sys.executable, "-m", "sample_bots.heuristic_bot")}
+        "noisy-40": (*heuristic, "--epsilon", "0.4"),
+        "noisy-15": (*heuristic, "--epsilon", "0.15"),
+        "heuristic": heuristic}
     fmt = cfg.make_format()
     games = list(fmt.games())
-    assert len(games) == fmt.total() == 2 * DEFAULT_SAMPLE_GAMES
-    assert {frozenset(g.seats) for g in games} == {frozenset({"random", "heuristic"})}
+    # Four bots: six pairings, each on two tables per deal set.
+    assert len(games) == fmt.total() == 6 * 2 * DEFAULT_SAMPLE_GAMES
+    assert len({frozenset(g.seats) for g in games}) == 6
     assert load_config(None) == cfg
     assert load_config(None, {"games": "3"}).games == 3
 

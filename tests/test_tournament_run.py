@@ -84,14 +84,14 @@ def test_default_tournament_ranks_heuristic_above_random_with_separate_intervals
 def test_a_small_default_tournament_from_the_command_line_writes_every_output(
         tmp_path: Path) -> None:
     """The fast counterpart of the full default tournament above (marked slow)."""
-    result = cli("run", "--games", "2", "--output", str(tmp_path), "--quiet")
+    result = cli("run", "--games", "1", "--output", str(tmp_path), "--quiet")
     assert result.returncode == 0, result.stderr
     assert "heuristic" in result.stdout and "random" in result.stdout
     with ResultsStore(store_path(tmp_path)) as store:
-        assert len(list(store.games(default_config().id))) == 4
+        assert len(list(store.games(default_config().id))) == 12  # 6 pairings x 2 tables
     for name in ("report.md", "summary.json", "games.jsonl", "report.html"):
         assert (tmp_path / name).stat().st_size > 0
-    assert len(list((tmp_path / "replays").glob("*.html"))) == 4
+    assert len(list((tmp_path / "replays").glob("*.html"))) == 12
 
 
 def test_a_run_killed_with_sigkill_resumes_and_stores_every_game_exactly_once(

@@ -74,8 +74,13 @@ SCHEDULE_VERSION = 1
 """Part of :meth:`TournamentConfig.to_dict`: bump it when the schedule of an unchanged
 configuration changes, so that resuming an old tournament is refused."""
 
-DEFAULT_SAMPLE_GAMES = 100
-"""Deal sets in the built-in sample-bots tournament (two games each with duplicate)."""
+DEFAULT_SAMPLE_GAMES = 12
+"""Deal sets per pairing in the built-in sample-bots tournament (two games each with
+duplicate): four bots, six pairings, 144 games."""
+
+NOISY_HEURISTIC = "{python} -m sample_bots.heuristic_bot --epsilon"
+"""The heuristic bot playing a random legal action with a given probability: sample
+bots of strengths between random and heuristic, so every rating is measured."""
 
 _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
@@ -510,6 +515,8 @@ def _default_data() -> dict[str, Any]:
         "games": DEFAULT_SAMPLE_GAMES,
         "bot": [
             {"name": "random", "command": ["{python}", "-m", "sample_bots.random_bot"]},
+            {"name": "noisy-40", "command": f"{NOISY_HEURISTIC} 0.4"},
+            {"name": "noisy-15", "command": f"{NOISY_HEURISTIC} 0.15"},
             {"name": "heuristic", "command": ["{python}", "-m", "sample_bots.heuristic_bot"]},
         ],
     }
@@ -573,6 +580,7 @@ def load_config(path: str | os.PathLike[str] | None,
 
 
 def default_config() -> TournamentConfig:
-    """The built-in tournament: ``random`` against ``heuristic`` (the sample bots),
-    four-handed, duplicate round-robin of :data:`DEFAULT_SAMPLE_GAMES` deal sets."""
+    """The built-in tournament of the sample bots: ``random``, ``heuristic`` and two
+    noisy heuristics between them (see :data:`NOISY_HEURISTIC`), four-handed, duplicate
+    round-robin of :data:`DEFAULT_SAMPLE_GAMES` deal sets per pairing."""
     return load_config(None)
