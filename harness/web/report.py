@@ -212,13 +212,19 @@ def _faults(summary: Mapping[str, Any]) -> str:
     return _table(headers, rows, "faults")
 
 
+def replay_file_base(ref: str) -> str:
+    """A game's reference ``TOURNAMENT/KEY`` as a file name, unsafe characters replaced
+    (without ``.html``)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", ref) or "game"
+
+
 def replay_file_names(games: Sequence[GameSummary]) -> list[str]:
     """A distinct file name per game: its reference ``TOURNAMENT/KEY`` with unsafe
     characters replaced, so tournaments sharing a results folder keep their own pages."""
     seen: set[str] = set()
     out = []
     for g in games:
-        base = re.sub(r"[^A-Za-z0-9._-]", "_", g.ref) or "game"
+        base = replay_file_base(g.ref)
         name, n = base, 1
         while name in seen:
             n += 1
