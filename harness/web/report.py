@@ -127,6 +127,47 @@ def _head_to_head(summary: Mapping[str, Any]) -> str:
               'placed above, ½ per game placed level), with the number of games.</p>')
 
 
+def _duel_text(duel: Mapping[str, Any]) -> tuple[str, str]:
+    """A duel's Elo with its 95% interval and size ("+147 ± 126 (10 pairs)"), and its
+    counts ("pairs by score 0, ½, 1, 1½, 2: 1, 2, 3, 2, 2")."""
+    pairs = duel["kind"] == "pentanomial"
+    unit = "pair" if pairs else "game"
+    n = sum(duel["counts"])
+    size = f"{n:g} {unit}{'' if n == 1 else 's'}"
+    if duel["elo"] is None:
+        elo = f"all {unit}s {'won' if duel['score'] >= 0.5 else 'lost'} ({size})"
+    else:
+        spread = "" if duel["elo_ci95"] is None else f" ± {duel['elo_ci95']:.0f}"
+        elo = f"{round(duel['elo']) + 0:+d}{spread} ({size})"
+    scores = "0, ½, 1, 1½, 2" if pairs else "loss, draw, win"
+    counts = ", ".join(f"{c:g}" for c in duel["counts"])
+    return elo, f"{unit}s by score {scores}: {counts}"
+
+
+def _duels(summary: Mapping[str, Any]) -> str:
+    """The row bot's Elo against the column bot with its 95% interval, from duplicate
+    pairs when there are any (with the pentanomial counts), else from games."""
+    h2h = summary["head_to_head"]
+    names = _names(summary)
+    rows = []
+    for a in names:
+        cells = []
+        for b in names:
+            duel = (h2h.get(a, {}).get(b) or {}).get("duels")
+            if a == b or not duel:
+                cells.append(_cell("-" if a == b else ""))
+                continue
+            elo, counts = _duel_text(duel)
+            cells.append(f'<td class="duel-{escape(b)}">{escape(elo)}'
+                         f'<br><small class="muted">{escape(counts)}</small></td>')
+        rows.append(_row(a, "".join(cells)))
+    return (_table(("", *names), rows, "duels")
+            + '<p class="legend">The row bot\'s Elo against the column bot with its 95% '
+              'interval, from duplicate pairs (a deal set played on both sides; a pair '
+              'scores 0 to 2) when there are any, else from games; below, how many pairs '
+              'scored each amount (the pentanomial counts).</p>')
+
+
 def _stats(summary: Mapping[str, Any]) -> str:
     rows = []
     for name, s in summary["stats"].items():
@@ -266,6 +307,7 @@ def render_report_html(data: ReportData, replay_files: Sequence[str]) -> str:
 <div class="charts">
 <section><h2>Likelihood of superiority (row above column)</h2>{_los(summary)}</section>
 <section><h2>Head to head</h2>{_head_to_head(summary)}</section>
+<section><h2>Head-to-head Elo</h2>{_duels(summary)}</section>
 </div>
 <section><h2>Euchre statistics</h2>{_stats(summary)}</section>
 <section><h2>Rating against games played</h2>{_convergence(data)}</section>
