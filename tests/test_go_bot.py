@@ -67,7 +67,8 @@ def go_bot(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def match(tmp_path: Path, *args: str) -> list[dict[str, Any]]:
     done = subprocess.run([sys.executable, "-m", "harness", "match", "--json",
-                           "--log-dir", str(tmp_path / "logs"), *args], cwd=ROOT, text=True,
+                           "--log-dir", str(tmp_path / "logs"),
+                           "--store", str(tmp_path / "matches.sqlite"), *args], cwd=ROOT, text=True,
                           capture_output=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]

@@ -19,7 +19,7 @@ GOOD = "b={python} -m sample_bots.random_bot"
 def _match(tmp_path: Path, *extra: str, typo: str = TYPO) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "harness", "match", "--bot", typo, "--bot", GOOD,
-         "--log-dir", str(tmp_path / "logs"), *extra],
+         "--log-dir", str(tmp_path / "logs"), "--store", str(tmp_path / "m.sqlite"), *extra],
         cwd=ROOT, text=True, capture_output=True, timeout=300, check=False)
 
 

@@ -188,11 +188,11 @@ def test_match_command_prints_one_line_per_game(tmp_path: Path) -> None:
     result = cli("match", "--form", "two-handed", "--games", "2", "--target", "3",
                  "--bot", "r={python} -m sample_bots.random_bot",
                  "--bot", "h={python} -m sample_bots.heuristic_bot",
-                 "--log-dir", str(tmp_path / "logs"))
+                 "--log-dir", str(tmp_path / "logs"), "--store", str(tmp_path / "m.sqlite"))
     assert result.returncode == 0, result.stderr
     lines = [ln for ln in result.stdout.splitlines() if ln.startswith("game ")]
     assert len(lines) == 2 and all("normal" in ln for ln in lines)
-    assert result.stdout.strip().splitlines()[-1].startswith("wins:")
+    assert result.stdout.strip().splitlines()[-2].startswith("wins:")
 
 
 def test_sprt_accepts_h1_for_heuristic_against_random(tmp_path: Path) -> None:

@@ -12,18 +12,23 @@ import asyncio
 import json
 import shlex
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from harness.cli.common import check_listen, port_number, split_assignment, writable_folder
 from harness.errors import ConfigError, HarnessError, UnknownKeysError
 from harness.referee.arena import Arena
-from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, TimeControl
+from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, Termination, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.referee.seating import match_seats, match_seed
+from harness.results.rows import StoredGame, to_row
 from harness.rules.config import RulesConfig
+from harness.rules.scoring import team_count
+from harness.store import GameRow, ResultsStore
+from harness.store_lock import exclusive_writer
 from harness.tournament.config import rules_from_table
 from harness.tournament.options import RULE_KINDS, parse_text
 from harness.tournament.runner import (
@@ -33,6 +38,7 @@ from harness.tournament.runner import (
 )
 
 DEFAULT_GAMES = 2
+MATCH_STORE = Path("results") / "matches.sqlite"
 
 
 def register(sub: Any) -> None:
@@ -63,6 +69,9 @@ def register(sub: Any) -> None:
     m.add_argument("--log-dir", default="results/logs",
                    help="bot stdout/stderr logs (default results/logs)")
     m.add_argument("--json", action="store_true", help="print each game record as JSON")
+    m.add_argument("--store", default=str(MATCH_STORE), metavar="PATH",
+                   help=f"store the games here, for replay (default {MATCH_STORE}; each "
+                        "match is a tournament named match-DATE-TIME)")
     m.add_argument("--max-startup-failures", type=int, default=1, metavar="N",
                    help="stop the match when one bot fails to start N games in a row "
                         "(default 1: at once; 0: never stop)")
@@ -121,6 +130,7 @@ def cmd_match(args: argparse.Namespace) -> int:
                           f"must be at least 0; got {args.max_startup_failures}")
     check_listen(args.host, args.port)
     writable_folder(Path(args.log_dir), "--log-dir")
+    writable_folder(Path(args.store).parent, "--store")
     return asyncio.run(_match(args))
 
 
@@ -134,6 +144,46 @@ async def _match(args: argparse.Namespace) -> int:
     log_dir = Path(args.log_dir)
     wins = dict.fromkeys(names, 0)
     streaks = dict.fromkeys(names, 0)  # games in a row each bot failed to start
+    store_path = Path(args.store)
+    with exclusive_writer(store_path, "match"), ResultsStore(store_path) as store:
+        match_id = _new_match_id(store)
+        store.ensure_tournament(match_id, match_id, {
+            "format": "match", "bots": names, "rules": rules.to_dict(), "games": args.games,
+            "seed": args.seed, "tc": str(tc), "fault_policy": str(policy)})
+        try:
+            await _play(args, rules, entrants, tc, policy, log_dir, wins, streaks,
+                        lambda key, seats, seed, result: store.record_game(
+                            _row(match_id, key, seats, seed, rules, result)))
+        finally:
+            store.set_status(match_id, "finished")
+    if not args.json:
+        print("wins: " + ", ".join(f"{n} {w}" for n, w in wins.items()))
+        print(f"replay a game: euchre-harness replay {match_id}/g1 --store {store_path}")
+    return 0
+
+
+def _new_match_id(store: ResultsStore) -> str:
+    """``match-YYYYMMDD-HHMMSS`` (UTC), with a suffix if a match started in that second."""
+    base = "match-" + time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    known = set(store.tournament_ids())
+    candidates = (base if n == 1 else f"{base}-{n}" for n in range(1, len(known) + 2))
+    return next(c for c in candidates if c not in known)
+
+
+def _row(match_id: str, key: str, seats: Sequence[str], seed: int, rules: RulesConfig,
+         result: GameResult) -> GameRow:
+    """The stored row of a match game: one rating side per team, its distinct bots."""
+    teams = team_count(rules.form)
+    sides = tuple(tuple(dict.fromkeys(seats[s] for s in range(len(seats)) if s % teams == t))
+                  for t in range(teams))
+    return to_row(match_id, StoredGame(key, tuple(seats), seed, key, 0, sides), result)
+
+
+async def _play(args: argparse.Namespace, rules: RulesConfig, entrants: list[Entrant],
+                tc: TimeControl, policy: FaultPolicy, log_dir: Path, wins: dict[str, int],
+                streaks: dict[str, int],
+                record: Callable[[str, Sequence[str], int, GameResult], object]) -> None:
+    names = [e.name for e in entrants]
     async with Arena(log_dir=log_dir, host=args.host, port=args.port) as arena:
         for e in entrants:
             arena.add(e, max(1, match_seats(rules.form, names, 0).count(e.name)), rules)
@@ -145,6 +195,8 @@ async def _match(args: argparse.Namespace) -> int:
             seed = match_seed(args.seed, i, rules.form, len(names))
             result = await arena.play(f"match-{args.seed}-{i + 1}", rules, seed, seats,
                                       time_control=tc, policy=policy)
+            if result.termination is not Termination.INTERRUPTED:  # stopped: no result
+                record(f"g{i + 1}", seats, seed, result)
             for name in {seats[s] for s, place in enumerate(result.places) if place == 1}:
                 wins[name] += 1
             if args.json:
@@ -152,9 +204,6 @@ async def _match(args: argparse.Namespace) -> int:
             else:
                 print(describe(result, i), flush=True)
             _check_startup(result, streaks, args.max_startup_failures)
-    if not args.json:
-        print("wins: " + ", ".join(f"{n} {w}" for n, w in wins.items()))
-    return 0
 
 
 def _check_startup(result: GameResult, streaks: dict[str, int], limit: int) -> None:
