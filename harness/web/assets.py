@@ -41,6 +41,12 @@ th { background: var(--soft); font-weight: 600; }
 td.name, th.name { text-align: left; }
 a { color: var(--accent); }
 svg text { font: 12px system-ui, sans-serif; fill: var(--fg); }
+@media (max-width: 640px) {  /* a phone: the page never scrolls sideways, wide tables do */
+  body { padding: .6rem; }
+  table { display: block; max-width: 100%; overflow-x: auto; }
+  svg { max-width: 100%; height: auto; }
+  th, td { padding: .2rem .35rem; }
+}
 """
 
 REPORT_CSS = """
@@ -49,7 +55,8 @@ section { margin-bottom: 1.5rem; }
 .chart { border: 1px solid var(--line); border-radius: 6px; padding: .4rem; background: #fff;
          width: fit-content; }
 .legend { font-size: 12px; color: var(--muted); max-width: 32rem; }
-#games-filter { margin: .3rem 0; padding: .25rem .5rem; width: 18rem; }
+#games-filter { margin: .3rem 0; padding: .25rem .5rem; width: 18rem; max-width: 100%; }
+.chart, .charts > * { max-width: 100%; min-width: 0; overflow-x: auto; }
 tr.hidden { display: none; }
 td.win { color: var(--good); font-weight: 600; }
 """
@@ -115,6 +122,15 @@ aside h2 { margin-top: .2rem; }
 #log li.future { color: #b0b7c3; }
 #log li.current { background: #fde68a; }
 .error { color: var(--bad); font-weight: 600; }
+.seat, #center, .pos-kitty, .pos-info, #viewer > * { min-width: 0; }
+@media (max-width: 640px) {  /* a phone: one column, smaller cards */
+  #viewer { grid-template-columns: 1fr; }
+  #table { padding: .35rem; gap: .3rem; }
+  .seat { padding: .25rem; min-height: 4rem; }
+  .card { min-width: 1.55rem; padding: .15rem .1rem; font-size: 12px; }
+  #controls { flex-wrap: wrap; }
+  #log { max-height: 16rem; }
+}
 """
 
 REPLAY_JS = """
