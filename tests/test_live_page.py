@@ -19,9 +19,10 @@ from typing import Any
 
 import grpc
 import pytest
+from browser_support import CHROMIUM, CHROMIUM_ARGS
 from playwright.sync_api import Browser, sync_playwright
 from serve_support import Serve, config, delayed_random_bot, serve, stub, watch_until
-from test_web_pages import CHROMIUM, CHROMIUM_ARGS, Tab
+from test_web_pages import Tab
 
 from harness.protocol import operator as op
 from harness.store import ResultsStore

@@ -5,7 +5,6 @@ Chromium through Playwright, from a real run and a real ``serve``."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,28 +12,23 @@ from pathlib import Path
 
 import grpc
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from browser_support import chromium, needs_chromium
+from playwright.sync_api import Browser, Page, ViewportSize
 from serve_support import WAIT_S, config, serve, stub, watch_until
 
 from harness.protocol import operator as op
+from harness.web.replay import VIEWER_FILES
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-PHONE = {"width": 390, "height": 844}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium executable (apt-get "
-                                                          "install chromium, or set CHROMIUM)")
+pytestmark = needs_chromium
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    assert CHROMIUM is not None
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 def overflow(page: Page) -> int:
@@ -62,8 +56,14 @@ def test_report_and_replay_pages_fit_a_phone(tmp_path: Path, browser: Browser) -
     page.screenshot(path=str(tmp_path / "report-phone.png"), full_page=True)
     assert overflow(page) <= 0
     replay = sorted((out / "replays").glob("*.html"))[0]
+    # The pages of the folder share one style sheet and one script, written once.
+    text = replay.read_text()
+    assert '<script src="viewer.js"></script>' in text and 'href="viewer.css"' in text
+    assert VIEWER_FILES["viewer.js"] not in text and "<style>" not in text
+    for name, content in VIEWER_FILES.items():
+        assert (out / "replays" / name).read_text() == content
     page.goto(replay.as_uri())
-    page.wait_for_selector("#score")
+    page.wait_for_selector("#score div")  # drawn by the shared script
     page.keyboard.press("End")
     page.screenshot(path=str(tmp_path / "replay-phone.png"), full_page=True)
     assert overflow(page) <= 0
@@ -90,5 +90,12 @@ def test_the_live_pages_fit_a_phone(tmp_path: Path, browser: Browser) -> None:
         page.wait_for_selector("#status.finished", timeout=WAIT_S * 1000)
         page.locator("#recent tbody tr").first.wait_for(timeout=WAIT_S * 1000)
         page.screenshot(path=str(tmp_path / "live-phone.png"), full_page=True)
+        assert overflow(page) <= 0
+        page.close()
+        # The report's replay pages get their shared script from the live server too.
+        page = browser.new_page(viewport=PHONE)
+        page.goto(url + "/t/phone/report.html")
+        page.locator("#games a").first.click()
+        page.wait_for_selector("#score div", timeout=WAIT_S * 1000)
         assert overflow(page) <= 0
         page.close()

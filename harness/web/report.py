@@ -20,7 +20,7 @@ from harness.results.rating import rating_text
 from harness.store import ResultsStore
 from harness.web import assets, svg
 from harness.web.data import GameSummary, ReportData, load_report
-from harness.web.replay import VIEWER_STAMP, replay_html
+from harness.web.replay import VIEWER_FILES, VIEWER_STAMP, replay_html
 
 __all__ = ["REPLAY_DIR", "render_report_html", "replay_file_names", "write_report_html"]
 
@@ -339,17 +339,21 @@ def write_report_html(out_dir: Path, store: ResultsStore, tournament_id: str, *,
                       anchor: str | None = None, anchor_rating: float = 0.0,
                       name: str = "report.html") -> Path:
     """Write ``report.html`` for one tournament of ``store`` into ``out_dir`` (created if
-    needed), and one replay page per game into ``out_dir/replays/`` (pages already
-    written by this version of the viewer are kept); return the report's path.
+    needed), and one replay page per game into ``out_dir/replays/``, which share the
+    viewer's ``viewer.css`` and ``viewer.js`` there (pages already written by this
+    version of the viewer are kept); return the report's path.
     ``anchor`` fixes a bot's rating as in ``summary.json``; ``name`` is the report's file
     name."""
     data = load_report(store, tournament_id, anchor=anchor, anchor_rating=anchor_rating)
     files = replay_file_names(data.games)
     replays = out_dir / REPLAY_DIR
     replays.mkdir(parents=True, exist_ok=True)
+    for shared, text in VIEWER_FILES.items():  # one style sheet and script for the pages
+        if not (replays / shared).is_file() or (replays / shared).read_text() != text:
+            _write(replays / shared, text)
     for game, file in zip(data.games, files, strict=True):
         if not _is_current(replays / file):
-            _write(replays / file, replay_html(dict(game.record)))
+            _write(replays / file, replay_html(dict(game.record), shared=True))
     path = out_dir / name
     _write(path, render_report_html(data, files))
     return path
