@@ -2,8 +2,9 @@
 
     python bench/tournament.py [--speed-games 40] [--pairs 150] [--epsilon 0.1]
 
-1. Speed: the default tournament (four-handed, duplicate, heuristic vs random) with
-   ``--speed-games`` deal sets, at concurrency 1 and 2: games per second (wall clock).
+1. Speed: the default tournament (four-handed, duplicate, the four sample bots) with
+   ``--speed-games`` deal sets per pairing, at concurrency 1 and 2: games per second
+   (wall clock).
 2. Power: heuristic against random, and against a weaker variant of itself (random action
    with probability ``--epsilon``), over ``--pairs`` duplicate pairs each. From the same
    games it estimates how many games are needed for the 95% interval of the score to

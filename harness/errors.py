@@ -2,6 +2,7 @@
 
     HarnessError
     ├── ConfigError (ValueError)          a bad option or configuration key; names it
+    │   └── UnknownKeysError              keys that do not exist, each with a "did you mean"
     ├── IllegalActionError (ValueError)   an action outside the legal list; state unchanged
     ├── ReplayError (ValueError)          a game record that does not replay
     ├── ProtocolError                     the gRPC conversation went wrong
@@ -22,6 +23,8 @@ results (see :mod:`harness.referee.outcome`).
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -36,6 +39,24 @@ class ConfigError(HarnessError, ValueError):
         self.option = option
         self.message = message
         super().__init__(f"{option}: {message}")
+
+
+class UnknownKeysError(ConfigError):
+    """Keys that do not exist, all of them at once. ``unknown`` holds ``(prefix, key,
+    allowed)``: the table's prefix ("rules.", "bot[1]." or ""), the key, and the keys
+    that table has; each key is shown with the closest allowed one, or with the list."""
+
+    def __init__(self, unknown: Sequence[tuple[str, str, Sequence[str]]],
+                 noun: str = "key") -> None:
+        self.keys = [prefix + key for prefix, key, _ in unknown]
+        parts = []
+        for prefix, key, allowed in unknown:
+            close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.75)
+            hint = (f"did you mean {prefix}{close[0]}?" if close
+                    else f"{noun}s here: {', '.join(allowed)}")
+            parts.append(f"{prefix}{key}: unknown {noun} ({hint})")
+        option = self.keys[0]
+        super().__init__(option, "; ".join(parts).removeprefix(f"{option}: "))
 
 
 class IllegalActionError(HarnessError, ValueError):

@@ -99,6 +99,15 @@ class Progress:
             self.stream.write(self.line(now) + "\n")
         self.stream.flush()
 
+    def note(self, text: str) -> None:
+        """A line of its own above the progress line (always shown, even when the
+        progress line is not)."""
+        if self.tty and self.enabled:
+            self.stream.write("\r\x1b[2K" + text + "\n" + self.line())
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
     def close(self) -> None:
         if not self.enabled:
             return

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_web_pages import CHROMIUM, Tab, browser, tab
+from browser_support import CHROMIUM
+from test_web_pages import Tab, browser, tab
 
 ROOT = Path(__file__).resolve().parent.parent
 __all__ = ["browser", "tab"]  # the browser fixtures, shared with test_web_pages

@@ -58,7 +58,10 @@ def test_ctl_drives_a_referee_and_never_shows_the_token(tmp_path: Path) -> None:
         wrong = ctl(server.address, "list", env={"EUCHRE_OPERATOR_TOKEN": "wrong"})
         assert wrong.returncode == 2
         assert wrong.stdout == ""
-        assert wrong.stderr.startswith("euchre-harness ctl: error: permission_denied: ")
+        assert wrong.stderr.startswith(
+            f"euchre-harness ctl: error: permission denied by the referee at "
+            f"{server.address}: the operator token of $EUCHRE_OPERATOR_TOKEN is not the "
+            f"referee's"), wrong.stderr
         assert len(wrong.stderr.strip().splitlines()) == 1
         missing = ctl(server.address, "status", "nope", env=env)
         assert missing.returncode == 2

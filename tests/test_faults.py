@@ -555,7 +555,7 @@ def test_exit_early_is_a_startup_failure_and_the_arena_carries_on(tmp_path: Path
             assert time.monotonic() - t0 < 30
             assert_forfeit(r, TWO, 1, "early", FaultKind.STARTUP_FAILURE)
             assert "early: exited with code 1 before the handshake" in r.detail
-            assert "log tail:" in r.detail
+            assert f"its log {a.pool.log_dir / 'early-0.log'} ends: " in r.detail
             assert "exit-early: exiting before connecting" in r.detail  # the bot's stderr
             assert early.process is not None and early.process.returncode == 1
             assert early.slot.faults == 1 and not early.slot.live

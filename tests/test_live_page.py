@@ -19,9 +19,10 @@ from typing import Any
 
 import grpc
 import pytest
+from browser_support import CHROMIUM, CHROMIUM_ARGS
 from playwright.sync_api import Browser, sync_playwright
 from serve_support import Serve, config, delayed_random_bot, serve, stub, watch_until
-from test_web_pages import CHROMIUM, CHROMIUM_ARGS, Tab
+from test_web_pages import Tab
 
 from harness.protocol import operator as op
 from harness.store import ResultsStore
@@ -138,7 +139,8 @@ def test_a_shutdown_ends_open_event_streams_cleanly(tmp_path: Path) -> None:
 
 
 FIRST_START_FAILS = ("import pathlib, runpy, sys; f = pathlib.Path(sys.argv[2]); "
-                     "f.exists() or (f.touch(), sys.exit(3)); sys.argv = ['random_bot']; "
+                     "f.exists() or (f.touch(), print(sys.argv[1]), sys.exit(3)); "
+                     "sys.argv = ['random_bot']; "
                      "runpy.run_module('sample_bots.random_bot', run_name='__main__')")
 
 
@@ -160,8 +162,8 @@ tokens = ["{bot_token}"]
 
 
 def _flaky_config(name: str, secret: str, flag: Path, limit: int) -> str:
-    """A bot whose first start fails (its log then shows its command line, ``secret``
-    included); with ``limit`` 1 the run fails there, otherwise the bot starts again."""
+    """A bot whose first start fails after printing ``secret`` (the end of its log);
+    with ``limit`` 1 the run fails there, otherwise the bot starts again."""
     return f"""
 name = "{name}"
 games = 1
@@ -221,8 +223,8 @@ def test_no_token_command_line_or_error_text_is_ever_served(tmp_path: Path) -> N
             remote.wait(30)
         statuses = {tid: op.status_name(p.status) for tid, p in finals.items()}
         assert statuses == {"remote": "finished", "flaky": "finished", "failing": "failed"}
-        # The secrets are there to leak: operators see the failing bot's command line, and
-        # the flaky bot's stored forfeit quotes its log, which starts with its command.
+        # The secrets are there to leak: operators see the failing bot's last words (its
+        # secret), and the flaky bot's stored forfeit quotes them from its log.
         assert failing_secret in finals["failing"].detail
         with ResultsStore(out / "flaky" / "results.sqlite") as store:
             details = [f.detail for g in store.games("flaky") for f in g.faults]

@@ -122,19 +122,25 @@ def test_a_bot_that_lost_or_won_every_game_shows_a_bound_not_a_number() -> None:
                   + [Result(("a",), ("loser",), 1.0)] * 3
                   + [Result(("winner",), ("b",), 1.0)] * 2)
     lost, won = sweep_of(ratings, "loser"), sweep_of(ratings, "winner")
-    # The end of the 95% interval, but never past a measured bot it lost to (or beat).
-    assert lost == (Sweep.ALL_LOST, min(ratings.interval("loser")[1], ratings.elo["a"]))
-    assert won == (Sweep.ALL_WON, max(ratings.interval("winner")[0], ratings.elo["b"]))
+    # The end of the 95% interval, but never past a measured bot it lost to (or beat);
+    # a bound on the wrong side of the mean says nothing yet: none, and the count shown.
+    below = min(ratings.interval("loser")[1], ratings.elo["a"])
+    above = max(ratings.interval("winner")[0], ratings.elo["b"])
+    assert lost == (Sweep.ALL_LOST, below if round(below) <= 0 else None)
+    assert won == (Sweep.ALL_WON, above if round(above) >= 0 else None)
     assert sweep_of(ratings, "a") is None
     rows = {r["name"]: r for r in standings_rows(ratings, {})}
     assert (rows["loser"]["elo"], rows["loser"]["ci95"], rows["loser"]["sweep"]) == (
         None, None, "all_lost")
-    assert rows["loser"]["bound"] == round(lost[1])
+    assert lost is not None and won is not None
+    assert rows["loser"]["bound"] == (None if lost[1] is None else round(lost[1]))
     assert rows["a"]["sweep"] is None and rows["a"]["elo"] == round(ratings.elo["a"])
     for fmt in ("text", "markdown"):
         text = render_standings(ratings, {}, fmt)
-        assert f"all games lost: below {round(lost[1]):+d}" in text
-        assert f"all games won: above {round(won[1]):+d}" in text
+        assert (f"all games lost: below {round(lost[1]):+d}" if lost[1] is not None
+                else "lost 3 of 3; too few games to rate") in text
+        assert (f"all games won: above {round(won[1]):+d}" if won[1] is not None
+                else "won 2 of 2; too few games to rate") in text
         assert f"{round(ratings.elo['loser']):+d}" not in text
 
 

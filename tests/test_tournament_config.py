@@ -128,13 +128,17 @@ def test_default_config_is_valid_and_schedules_games(monkeypatch: pytest.MonkeyP
     assert cfg.rules.form is Form.FOUR_HANDED
     assert str(cfg.time_control) == "1+10"
     assert cfg.games == DEFAULT_SAMPLE_GAMES
+    heuristic = (sys.executable, "-m", "sample_bots.heuristic_bot")
     assert {b.name: b.command for b in cfg.bots} == {
         "random": (sys.executable, "-m", "sample_bots.random_bot"),
-        "heuristic": (sys.executable, "-m", "sample_bots.heuristic_bot")}
+        "noisy-40": (*heuristic, "--epsilon", "0.4"),
+        "noisy-15": (*heuristic, "--epsilon", "0.15"),
+        "heuristic": heuristic}
     fmt = cfg.make_format()
     games = list(fmt.games())
-    assert len(games) == fmt.total() == 2 * DEFAULT_SAMPLE_GAMES
-    assert {frozenset(g.seats) for g in games} == {frozenset({"random", "heuristic"})}
+    # Four bots: six pairings, each on two tables per deal set.
+    assert len(games) == fmt.total() == 6 * 2 * DEFAULT_SAMPLE_GAMES
+    assert len({frozenset(g.seats) for g in games}) == 6
     assert load_config(None) == cfg
     assert load_config(None, {"games": "3"}).games == 3
 
@@ -244,9 +248,9 @@ def test_bad_overrides_name_the_key(tmp_path: Path, key: str, value: str,
 
 
 @pytest.mark.parametrize(("text", "option", "fragment"), [
-    ('name = "t"\ncolour = 1\n' + BOT_A + BOT_B, "colour", "allowed keys"),
+    ('name = "t"\ncolour = 1\n' + BOT_A + BOT_B, "colour", "keys here: name, id"),
     ('name = "t"\n' + BOT_A + '[[bot]]\nname = "b"\ncomand = "b"\n', "bot[1].comand",
-     "allowed keys: name, command"),
+     "did you mean bot[1].command?"),
     ('name = "t"\n' + BOT_A, "bot", "at least 2"),
     ('name = "t"\n' + BOT_A + BOT_A, "bot[1].name", "bot[0]"),
     ('name = "t"\ngames = "4"\n' + BOT_A + BOT_B, "games", "integer"),
@@ -267,7 +271,7 @@ def test_bad_overrides_name_the_key(tmp_path: Path, key: str, value: str,
     ('name = "t"\nanchor = "z"\n' + BOT_A + BOT_B, "anchor", "not a bot"),
     ('name = "t"\nanchor_rating = "high"\n' + BOT_A + BOT_B, "anchor_rating", "number"),
     ('name = "t"\n[rules]\ntarget = 0\n' + BOT_A + BOT_B, "rules.target", "at least 1"),
-    ('name = "t"\n[rules]\ncolour = "red"\n' + BOT_A + BOT_B, "rules.colour", "allowed"),
+    ('name = "t"\n[rules]\ncolour = "red"\n' + BOT_A + BOT_B, "rules.colour", "keys here: form"),
     ('name = "t"\n[rules]\nform = "two-handed"\nlone_defender = true\n' + BOT_A + BOT_B,
      "rules.lone_defender", "two-handed"),
     ('name = "t"\n[rules]\ndeck = 52\n' + BOT_A + BOT_B, "rules.deck", "24"),
@@ -304,7 +308,7 @@ def test_bad_overrides_name_the_key(tmp_path: Path, key: str, value: str,
     ('name = "t"\n[gauntlet]\ncandidates = "a"\n' + BOT_A + BOT_B, "gauntlet.candidates",
      "array"),
     ('name = "t"\n[gauntlet]\nfield = ["a"]\n' + BOT_A + BOT_B, "gauntlet.field",
-     "allowed keys: candidates"),
+     "keys here: candidates"),
     ('name = "t"\nformat = "gauntlet"\n[rules]\nform = "cutthroat"\n[gauntlet]\n'
      'candidates = ["a", "b"]\n' + BOT_A + BOT_B + BOT_C, "bot", "field"),
     ('name = "t"\nformat = "sprt"\n' + BOT_A + BOT_B, "sprt.candidate", "[sprt]"),
@@ -324,7 +328,7 @@ def test_bad_overrides_name_the_key(tmp_path: Path, key: str, value: str,
     ('name = "t"\n[sprt]\ncandidate = "a"\nbaseline = "b"\nelo0 = "0"\n' + BOT_A + BOT_B,
      "sprt.elo0", "number"),
     ('name = "t"\n[sprt]\ncandidate = "a"\nbaseline = "b"\nmargin = 1\n' + BOT_A + BOT_B,
-     "sprt.margin", "allowed"),
+     "sprt.margin", "keys here: candidate"),
     ('name = "t"\nformat = "sprt"\n[rules]\nform = "cutthroat"\n[sprt]\ncandidate = "a"\n'
      'baseline = "b"\n' + BOT_A + BOT_B + BOT_C, "format", "cutthroat"),
     ('name = "t"\nformat = "sprt"\npartnerships = "mixed"\n[sprt]\ncandidate = "a"\n'

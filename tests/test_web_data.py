@@ -291,4 +291,10 @@ def test_a_bot_that_lost_every_game_shows_its_bound_not_a_measured_rating(
         for i in range(3):
             store.record_game(_row(f"g/{i}", ("a", "b", "a", "b"), (1, 2, 1, 2), f"g{i}", 0))
         report = write_report_html(tmp_path, store, "t").read_text()
-    assert "all games lost: below" in report and "all games won: above" in report
+        # Three games say nothing yet (the bounds would read backwards): the counts.
+        assert "lost 3 of 3; too few games to rate" in report
+        assert "won 3 of 3; too few games to rate" in report
+        for i in range(3, 12):
+            store.record_game(_row(f"g/{i}", ("a", "b", "a", "b"), (1, 2, 1, 2), f"g{i}", 0))
+        report = write_report_html(tmp_path, store, "t").read_text()
+    assert "all games lost: below -" in report and "all games won: above +" in report

@@ -14,8 +14,6 @@ Playwright's own browser download is not used: the system's ``chromium`` is (set
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,18 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import CHROMIUM, CHROMIUM_ARGS, needs_chromium
 from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
 from test_web_data import FORMS, random_record
 
 from harness.web import replay_html
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium executable (apt-get "
-                                                          "install chromium, or set CHROMIUM)")
+pytestmark = needs_chromium
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

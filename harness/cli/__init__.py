@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -31,7 +32,11 @@ from harness.cli import (
 from harness.cli.common import os_error_line
 from harness.errors import HarnessError
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "main", "quoting_hint"]
+
+QUOTED_FLAGS = ("--bot", "--set", "--rule")
+"""Flags whose value may hold spaces (a bot's command line): a value given unquoted
+leaves its other words as unrecognized arguments."""
 
 COMMANDS: tuple[ModuleType, ...] = (run, match, sprt, ratings, replay, report, serve, ladder,
                                     ctl, play, analyze)
@@ -52,9 +57,33 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def quoting_hint(words: Sequence[str], extra: Sequence[str]) -> str:
+    """When the unrecognized ``extra`` words follow a ``--bot``/``--set``/``--rule``
+    value in ``words``, a hint to quote that value whole (else "")."""
+    for i, word in enumerate(words):
+        flag, eq, value = word.partition("=")
+        if flag not in QUOTED_FLAGS:
+            continue
+        at = i + 1 if eq else i + 2
+        if not eq:
+            value = words[i + 1] if i + 1 < len(words) else ""
+        rest: list[str] = []
+        while at < len(words) and len(rest) < len(extra) and words[at] == extra[len(rest)]:
+            rest.append(words[at])
+            at += 1
+        if rest:
+            return (f" (a command line with spaces is one argument: quote it, "
+                    f"{flag} {shlex.quote(' '.join([value, *rest]))})")
+    return ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit status (``python -m harness`` exits with it)."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    args, extra = parser.parse_known_args(words)
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}{quoting_hint(words, extra)}")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(name)s: %(message)s")
     try:

@@ -20,7 +20,7 @@ HEADERS = ("bot", "owner", "elo", "games", "note")
 def elo_text(row: Mapping[str, Any]) -> str:
     """The rating column: ``+123 ± 45``, a sweep's bound, or ``-`` when unrated."""
     return rating_text(row["elo"] if row["rated"] else None, row["ci95"], sweep=row["sweep"],
-                       bound=row["bound"])
+                       bound=row["bound"], games=row["games"])
 
 
 def note(row: Mapping[str, Any]) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shlex
 import signal
 import sys
 from collections.abc import Callable
@@ -51,7 +52,9 @@ def add_tournament_flags(p: argparse.ArgumentParser, command: str) -> None:
                    help="write the referee's address as JSON to PATH once it listens, for "
                         "scripts that start remote bots")
     p.add_argument("--quiet", action="store_true", help="no progress line")
-    p.add_argument("--markdown", action="store_true", help="print the report as Markdown")
+    p.add_argument("--markdown", action="store_true",
+                   help="print the full report as Markdown (by default: the standings and "
+                        "a few figures; the full report is in report.md and report.html)")
 
 
 def add_option_flags(p: argparse.ArgumentParser, command: str) -> None:
@@ -150,7 +153,8 @@ def run_tournament(config: TournamentConfig, *, quiet: bool = False,
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, first_signal)
         runner = TournamentRunner(config, on_progress=report, stop=stop, host=host, port=port,
-                                  on_listen=listening, in_process=in_process)
+                                  on_listen=listening, in_process=in_process,
+                                  on_notice=progress.note)
         try:
             return await runner.run()
         finally:
@@ -184,5 +188,21 @@ def play(config: TournamentConfig, args: argparse.Namespace) -> int:
     state = run_tournament(config, quiet=args.quiet, host=args.host, port=args.port,
                            address_file=args.address_file,
                            in_process=getattr(args, "in_process", False))
-    print(tournament_report(config, markdown=args.markdown))
+    print(tournament_report(config, markdown=args.markdown, brief=not args.markdown))
+    if not args.markdown:
+        print(where_next(config, args))
     return 0 if state.finished else 1
+
+
+def where_next(config: TournamentConfig, args: argparse.Namespace) -> str:
+    """The lines after a run's brief report: where the full report is, and the command
+    that plays your own bot against the same field (``run`` only)."""
+    out = Path(config.output)
+    lines = [f"Full report (head to head, statistics, faults): {out / 'report.md'}",
+             f"Charts and a replay of every game: {out / 'report.html'}"]
+    if getattr(args, "command", "") == "run":
+        source = [] if config.source is None else [shlex.quote(str(args.config))]
+        command = shlex.join(["euchre-harness", "run"]) + "".join(f" {s}" for s in source)
+        lines.append(f"Add your own bot to this field: {command} "
+                     f"--bot mybot='python3 my_bot.py'")
+    return "\n".join(lines)

@@ -149,10 +149,14 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 def operator_token(args: argparse.Namespace, tls: ServerTLS | None) -> str | None:
     """The operator token of a listening command (``--operator-token`` or
-    ``EUCHRE_OPERATOR_TOKEN``), with a note on stderr when it listens beyond this machine
+    ``EUCHRE_OPERATOR_TOKEN``, which a note on stderr announces: a setting from the
+    environment is easy to forget), with a note on stderr when it listens beyond this machine
     without one (operator calls then come from this machine only) or without TLS (then
     the bots' and the operator's tokens cross the network in clear)."""
     token: str | None = args.operator_token or os.environ.get("EUCHRE_OPERATOR_TOKEN") or None
+    if token is not None and not args.operator_token:
+        print("note: EUCHRE_OPERATOR_TOKEN is set: operator calls (euchre-harness ctl) must "
+              "present that token, from this machine too", file=sys.stderr)
     if args.host not in LOOPBACK:
         if token is None:
             print("note: no operator token; operator calls are accepted from this machine "

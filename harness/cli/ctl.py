@@ -123,9 +123,21 @@ def _metadata(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {token}"),) if token else ()
 
 
+def _token_source(args: argparse.Namespace) -> str:
+    """Where this call's operator token came from ("" when none was sent)."""
+    if args.operator_token:
+        return "--operator-token"
+    return f"${TOKEN_ENV}" if os.environ.get(TOKEN_ENV) else ""
+
+
 def _explain(error: grpc.aio.AioRpcError, address: str, timeout: float,
-             tls: bool) -> str:
+             tls: bool, token_source: str = "") -> str:
     code = error.code()
+    if code is grpc.StatusCode.PERMISSION_DENIED:
+        sent = (f"the operator token of {token_source} is not the referee's" if token_source
+                else f"no operator token was sent (set --operator-token or ${TOKEN_ENV})")
+        return (f"permission denied by the referee at {address}: {sent}; without a token "
+                f"of its own, a referee accepts operator calls from its own machine only")
     if code is grpc.StatusCode.UNAVAILABLE:
         hint = "" if tls else f"; a referee that serves TLS needs --tls-ca or ${TLS_CA_ENV}"
         return (f"cannot reach a referee at {address} (is euchre-harness serve or ladder "
@@ -153,7 +165,8 @@ async def _run(args: argparse.Namespace) -> int:
             stub = op.OperatorServiceStub(channel)
             return await _COMMANDS[args.ctl_command](stub, args, _metadata(args))
     except grpc.aio.AioRpcError as e:
-        raise CtlError(_explain(e, address, args.timeout, ca is not None)) from None
+        raise CtlError(_explain(e, address, args.timeout, ca is not None,
+                                _token_source(args))) from None
 
 
 # ---------------------------------------------------------------------- commands
@@ -283,7 +296,7 @@ def _elo(row: dict[str, Any]) -> str:
     """The rating as the reports print it: a bound for a bot that won or lost everything,
     the anchor's fixed rating marked ``(anchor)``."""
     return rating_text(row["elo"], sweep=row.get("sweep"), bound=row.get("bound"),
-                       anchor=_anchor(row))
+                       anchor=_anchor(row), games=row.get("games"))
 
 
 def _anchor(row: dict[str, Any]) -> bool:

@@ -227,6 +227,7 @@ def handle(args: argparse.Namespace) -> int:
                              host=args.host, port=args.port)
     if args.action is None:
         tls = server_tls(args.tls_cert, args.tls_key)
+        check_listen(args.host, args.port)  # before the store is created
         token = operator_token(args, tls)
         http = None
         if args.http_port is not None:

@@ -1,8 +1,9 @@
 """``euchre-harness match --bot NAME=COMMAND ...``: a few games between one to four bots.
 
-A bot that fails to start ``--max-startup-failures`` games in a row (a typo in its
-command) stops the match with :class:`StartupFailuresError`, as it stops ``run``: one
-line naming the bot, the reason and the first lines of its log (exit status 2)."""
+A bot that fails to start (a typo in its command) stops the match at once with
+:class:`StartupFailuresError`: one line naming the bot, the reason and the end of its
+log (exit status 2). With ``--max-startup-failures N`` it stops after N games in a row,
+as ``run`` does, and the first failure of a streak is explained when it happens."""
 
 from __future__ import annotations
 
@@ -11,23 +12,33 @@ import asyncio
 import json
 import shlex
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from harness.cli.common import check_listen, port_number, split_assignment, writable_folder
-from harness.errors import ConfigError, HarnessError
+from harness.errors import ConfigError, HarnessError, UnknownKeysError
 from harness.referee.arena import Arena
-from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, TimeControl
+from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, Termination, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.referee.seating import match_seats, match_seed
+from harness.results.rows import StoredGame, to_row
 from harness.rules.config import RulesConfig
+from harness.rules.scoring import team_count
+from harness.store import GameRow, ResultsStore
+from harness.store_lock import exclusive_writer
 from harness.tournament.config import rules_from_table
-from harness.tournament.options import default, parse_text
-from harness.tournament.runner import StartupFailuresError, startup_failures_message
+from harness.tournament.options import RULE_KINDS, parse_text
+from harness.tournament.runner import (
+    StartupFailuresError,
+    startup_failure_reason,
+    startup_failures_message,
+)
 
 DEFAULT_GAMES = 2
+MATCH_STORE = Path("results") / "matches.sqlite"
 
 
 def register(sub: Any) -> None:
@@ -58,10 +69,12 @@ def register(sub: Any) -> None:
     m.add_argument("--log-dir", default="results/logs",
                    help="bot stdout/stderr logs (default results/logs)")
     m.add_argument("--json", action="store_true", help="print each game record as JSON")
-    limit = default("max_startup_failures")
-    m.add_argument("--max-startup-failures", type=int, default=limit, metavar="N",
+    m.add_argument("--store", default=str(MATCH_STORE), metavar="PATH",
+                   help=f"store the games here, for replay (default {MATCH_STORE}; each "
+                        "match is a tournament named match-DATE-TIME)")
+    m.add_argument("--max-startup-failures", type=int, default=1, metavar="N",
                    help="stop the match when one bot fails to start N games in a row "
-                        f"(default {limit}; 0: never stop)")
+                        "(default 1: at once; 0: never stop)")
     m.set_defaults(handler=cmd_match)
 
 
@@ -87,8 +100,11 @@ def parse_rules(form: str, deck: str, target: int | None, options: Sequence[str]
     data: dict[str, object] = {"form": form, "deck": deck}
     if target is not None:
         data["target"] = target
-    for opt in options:
-        key, value = split_assignment(opt, "--rule")
+    pairs = [split_assignment(opt, "--rule") for opt in options]
+    unknown = [("", key, list(RULE_KINDS)) for key, _ in pairs if key not in RULE_KINDS]
+    if unknown:
+        raise UnknownKeysError(unknown, noun="rule option")
+    for key, value in pairs:
         data[key] = parse_text(f"rules.{key}", value)
     return rules_from_table(data)
 
@@ -114,6 +130,7 @@ def cmd_match(args: argparse.Namespace) -> int:
                           f"must be at least 0; got {args.max_startup_failures}")
     check_listen(args.host, args.port)
     writable_folder(Path(args.log_dir), "--log-dir")
+    writable_folder(Path(args.store).parent, "--store")
     return asyncio.run(_match(args))
 
 
@@ -127,6 +144,46 @@ async def _match(args: argparse.Namespace) -> int:
     log_dir = Path(args.log_dir)
     wins = dict.fromkeys(names, 0)
     streaks = dict.fromkeys(names, 0)  # games in a row each bot failed to start
+    store_path = Path(args.store)
+    with exclusive_writer(store_path, "match"), ResultsStore(store_path) as store:
+        match_id = _new_match_id(store)
+        store.ensure_tournament(match_id, match_id, {
+            "format": "match", "bots": names, "rules": rules.to_dict(), "games": args.games,
+            "seed": args.seed, "tc": str(tc), "fault_policy": str(policy)})
+        try:
+            await _play(args, rules, entrants, tc, policy, log_dir, wins, streaks,
+                        lambda key, seats, seed, result: store.record_game(
+                            _row(match_id, key, seats, seed, rules, result)))
+        finally:
+            store.set_status(match_id, "finished")
+    if not args.json:
+        print("wins: " + ", ".join(f"{n} {w}" for n, w in wins.items()))
+        print(f"replay a game: euchre-harness replay {match_id}/g1 --store {store_path}")
+    return 0
+
+
+def _new_match_id(store: ResultsStore) -> str:
+    """``match-YYYYMMDD-HHMMSS`` (UTC), with a suffix if a match started in that second."""
+    base = "match-" + time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    known = set(store.tournament_ids())
+    candidates = (base if n == 1 else f"{base}-{n}" for n in range(1, len(known) + 2))
+    return next(c for c in candidates if c not in known)
+
+
+def _row(match_id: str, key: str, seats: Sequence[str], seed: int, rules: RulesConfig,
+         result: GameResult) -> GameRow:
+    """The stored row of a match game: one rating side per team, its distinct bots."""
+    teams = team_count(rules.form)
+    sides = tuple(tuple(dict.fromkeys(seats[s] for s in range(len(seats)) if s % teams == t))
+                  for t in range(teams))
+    return to_row(match_id, StoredGame(key, tuple(seats), seed, key, 0, sides), result)
+
+
+async def _play(args: argparse.Namespace, rules: RulesConfig, entrants: list[Entrant],
+                tc: TimeControl, policy: FaultPolicy, log_dir: Path, wins: dict[str, int],
+                streaks: dict[str, int],
+                record: Callable[[str, Sequence[str], int, GameResult], object]) -> None:
+    names = [e.name for e in entrants]
     async with Arena(log_dir=log_dir, host=args.host, port=args.port) as arena:
         for e in entrants:
             arena.add(e, max(1, match_seats(rules.form, names, 0).count(e.name)), rules)
@@ -138,27 +195,26 @@ async def _match(args: argparse.Namespace) -> int:
             seed = match_seed(args.seed, i, rules.form, len(names))
             result = await arena.play(f"match-{args.seed}-{i + 1}", rules, seed, seats,
                                       time_control=tc, policy=policy)
+            if result.termination is not Termination.INTERRUPTED:  # stopped: no result
+                record(f"g{i + 1}", seats, seed, result)
             for name in {seats[s] for s, place in enumerate(result.places) if place == 1}:
                 wins[name] += 1
             if args.json:
                 print(json.dumps(result.record, separators=(",", ":")))
             else:
                 print(describe(result, i), flush=True)
-            _check_startup(arena, result, streaks, args.max_startup_failures)
-    if not args.json:
-        print("wins: " + ", ".join(f"{n} {w}" for n, w in wins.items()))
-    return 0
+            _check_startup(result, streaks, args.max_startup_failures)
 
 
-def _check_startup(arena: Arena, result: GameResult, streaks: dict[str, int],
-                   limit: int) -> None:
-    """Count each seated bot's start-up failures in a row; raise StartupFailuresError
-    when one reaches ``limit`` (0: never)."""
+def _check_startup(result: GameResult, streaks: dict[str, int], limit: int) -> None:
+    """Count each seated bot's start-up failures in a row: raise StartupFailuresError
+    when one reaches ``limit`` (0: never); explain the first of a streak on stderr."""
     failed = {f.bot for f in result.faults if f.kind is FaultKind.STARTUP_FAILURE}
     for bot in set(result.seats):
         streaks[bot] = streaks[bot] + 1 if bot in failed else 0
         if limit and streaks[bot] >= limit:
-            path, head = arena.log_head(bot)
             raise StartupFailuresError(startup_failures_message(
-                bot, limit, result, (str(path) if path else "", head),
-                stops="the match stops"))
+                bot, limit, result, stops="the match stops"))
+        if streaks[bot] == 1:
+            print(f"bot {bot!r} did not start (it forfeits the game): "
+                  f"{startup_failure_reason(bot, result)}", file=sys.stderr, flush=True)

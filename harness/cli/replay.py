@@ -21,8 +21,10 @@ def register(sub: Any) -> None:
     p.add_argument("game", help="TOURNAMENT/KEY, a game key (e.g. rr/0000/000/t0), or a row id")
     p.add_argument("--store", default=str(default),
                    help=f"the results store (default {default})")
-    p.add_argument("--html", metavar="FILE", help="write the game's replay viewer (an HTML "
-                                                  "page) to FILE instead of printing it")
+    p.add_argument("--html", metavar="FILE", nargs="?", const="",
+                   help="write the game's replay viewer (an HTML page) instead of printing "
+                        "it: to FILE, or without one to replays/TOURNAMENT_KEY.html beside "
+                        "the store (where report.html links it)")
     p.set_defaults(handler=cmd_replay)
 
 
@@ -34,11 +36,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
         row = store.find_game(args.game)
     if row is None:
         raise HarnessError(f"no game {args.game!r} in {path}")
-    if args.html:
+    if args.html is not None:
         from harness.web import replay_html
+        from harness.web.report import REPLAY_DIR, replay_file_base
 
-        Path(args.html).write_text(replay_html(dict(row.record)), encoding="utf-8")
-        print(args.html)
+        ref = f"{row.tournament_id}/{row.game_key}"
+        target = (Path(args.html) if args.html
+                  else path.parent / REPLAY_DIR / f"{replay_file_base(ref)}.html")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(replay_html(dict(row.record)), encoding="utf-8")
+        print(target)
         return 0
     print(render_game(row))
     return 0

@@ -40,9 +40,9 @@ __all__ = ["ClusterPlayer", "Placed", "where"]
 CONNECT_TIMEOUT = 30.0
 """Seconds to wait for the scheduler, and for its first worker."""
 
-Placed = tuple[GameResult, str, tuple[str, str] | None]
-"""A result, the worker that played it, and (after a start-up failure) the path and the
-first lines of the failing bot's log on that worker."""
+Placed = tuple[GameResult, str]
+"""A result and the worker that played it (a start-up failure's detail quotes the end
+of the failing bot's log on that worker)."""
 
 
 def _distributed() -> Any:
@@ -165,8 +165,7 @@ class ClusterPlayer:
             raise
         finally:
             self._pending.discard(future)
-        log = (str(data["log"][0]), str(data["log"][1])) if "log" in data else None
-        return result_from_data(data), str(data["worker"]), log
+        return result_from_data(data), str(data["worker"])
 
     def _lost(self, e: BaseException) -> ClusterLost:
         why = getattr(e, "reason", "") or f"{type(e).__name__}: {e}".splitlines()[0]

@@ -130,10 +130,6 @@ class _WorkerArena:
             time_control=order.time_control, policy=order.policy))
         return result
 
-    def log_head(self, bot: str) -> tuple[str, str]:
-        path, head = self.arena.log_head(bot)
-        return (str(path) if path else ""), head
-
     def close(self) -> None:
         try:
             self._call(self.arena.close())
@@ -186,14 +182,10 @@ atexit.register(close_arena)
 
 def play_game(spec: ArenaSpec, order: GameOrder) -> dict[str, Any]:
     """The task: play one game in this worker's arena. Returns the result as plain data,
-    with ``worker`` (this worker's address, also added to the game's record) and, when a
-    bot failed to start, ``log`` (the path and first lines of that bot's log here)."""
+    with ``worker`` (this worker's address, also added to the game's record)."""
     arena = _arena(spec)
     result = arena.play(order)
     data = result_to_data(result)
     data["worker"] = _worker_identity()[0]
     data["record"]["worker"] = data["worker"]  # stored with the game
-    failed = [f.bot for f in result.faults if f.kind is FaultKind.STARTUP_FAILURE]
-    if failed:
-        data["log"] = arena.log_head(failed[0])
     return data

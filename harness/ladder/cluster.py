@@ -109,11 +109,11 @@ class HouseCluster:
         self._failures = 0
         if placed is None:
             return None
-        result, worker, head = placed
-        failed = [f.bot for f in result.faults if f.kind is FaultKind.STARTUP_FAILURE]
-        if failed:
-            log.warning("house bot %s could not start on worker %s; its log there: %s",
-                        failed[0], worker, head[0] if head and head[0] else "none")
+        result, worker = placed
+        for f in result.faults:
+            if f.kind is FaultKind.STARTUP_FAILURE:
+                log.warning("house bot %s could not start on worker %s: %s", f.bot, worker,
+                            f.detail.split("startup_failure: ", 1)[-1])
         return result
 
     def _lose(self, player: ClusterPlayer, e: ClusterError) -> None:

@@ -76,14 +76,6 @@ class Arena:
         if self._running:
             await asyncio.wait(self._running, timeout=5.0)
 
-    def log_head(self, name: str, lines: int = 3) -> tuple[Path | None, str]:
-        """The log file of the first started instance of a local bot, and its first
-        lines (``(None, "")`` for a remote bot, or one never started)."""
-        for inst in self.pool.instances(name):
-            if inst.process is not None:
-                return inst.process.log_path, inst.process.log_head(lines)
-        return None, ""
-
     def add(self, entrant: Entrant, instances: int, rules: RulesConfig | None = None) -> None:
         self.pool.add(entrant, instances, rules)
 

@@ -10,6 +10,7 @@ to half of the cap before the end is always there too.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import IO
 
@@ -76,3 +77,53 @@ class CappedLog:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+START_MARK = "--- start: "  # the line that opens each start of a bot in its log
+_ERROR_LINE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\.)?\w*(?:Error|Exception|Exit)\b(?::|$)")
+
+
+def last_attempt(path: Path, window: int = 64 * 1024) -> str:
+    """The output of the latest start of a bot in its log ``path`` (a log is appended to
+    across starts and runs): the text after the last start line within the last
+    ``window`` bytes ("" if the file cannot be read)."""
+    try:
+        with open(path, "rb") as f:
+            size = f.seek(0, 2)
+            f.seek(max(0, size - window))
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return ""
+    at = text.rfind("\n" + START_MARK)
+    if at < 0 and not text.startswith(START_MARK):
+        return text
+    rest = text[at + 1:] if at >= 0 else text
+    return rest.split("\n", 1)[1] if "\n" in rest else ""
+
+
+def last_words(output: str, lines: int = 3) -> str:
+    """What to quote of a bot's output to say why it stopped, on one line: the line that
+    names the error of a traceback (Python's last line, Node's ``Error: Cannot find
+    module ...``), else its last ``lines`` non-empty lines joined by " | "."""
+    kept = [line.strip() for line in output.splitlines() if line.strip()]
+    errors = [line for line in kept if _ERROR_LINE.match(line)]
+    if errors:
+        return errors[-1]
+    return " | ".join(kept[-lines:])
+
+
+_QUOTES = ("; its log ", "; no output in its log ")
+
+
+def quote_log(path: Path) -> str:
+    """``; its log PATH ends: WORDS`` (the :func:`last_words` of the latest start), or
+    ``; no output in its log PATH``: what a start-up failure adds to its reason."""
+    words = last_words(last_attempt(path))
+    return f"{_QUOTES[0]}{path} ends: {words}" if words else f"{_QUOTES[1]}{path}"
+
+
+def without_log_quote(detail: str) -> str:
+    """A start-up failure's reason without what :func:`quote_log` added: for pages
+    anyone may read (a bot's output may hold secrets)."""
+    cut = min((i for i in (detail.find(q) for q in _QUOTES) if i >= 0), default=len(detail))
+    return detail[:cut]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from harness.errors import BotStartupError, ConfigError
 from harness.protocol import convert
+from harness.referee.botlog import quote_log
 from harness.referee.process import BotCommand, BotProcess
 from harness.referee.server import RefereeServer
 from harness.referee.session import Slot
@@ -164,8 +165,7 @@ class BotPool:
         await proc.stop()
         why = (f"exited with code {proc.returncode} before the handshake"
                if exited in done else f"no handshake within {self.startup_timeout:g}s")
-        tail = proc.log_tail()
-        raise BotStartupError(f"{slot.name}: {why}" + (f"; log tail:\n{tail}" if tail else ""))
+        raise BotStartupError(f"{slot.name}: {why}{quote_log(proc.log_path)}")
 
     async def close(self) -> None:
         procs = [i.process for lst in self._instances.values() for i in lst if i.process]

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from harness.errors import BotStartupError
-from harness.referee.botlog import DEFAULT_LOG_LIMIT, CappedLog
+from harness.referee.botlog import DEFAULT_LOG_LIMIT, START_MARK, CappedLog
 
 _READ_CHUNK = 65536
 
@@ -93,7 +93,7 @@ class BotProcess:
                                   f"{e.strerror or e}") from e
         # The log shows the command with {token} unexpanded: a secret is never logged.
         shown = [_substitute(a, {**subst, "token": "{token}"}) for a in self.command.command]
-        self._log.write(f"--- start: {shlex.join(shown)}\n".encode())
+        self._log.write(f"{START_MARK}{shlex.join(shown)}\n".encode())
         try:
             self._proc = await asyncio.create_subprocess_exec(
                 *_wrapped(argv, self.command.cpu_seconds, self.command.memory_mb),
@@ -130,22 +130,6 @@ class BotProcess:
                 await asyncio.wait_for(self._pump, 5.0)
             self._pump = None
         self._close_log()
-
-    def log_head(self, lines: int = 3) -> str:
-        """The first lines of the log (the command line, then the bot's first output)."""
-        try:
-            with open(self.log_path, "rb") as f:
-                text = f.read(8192).decode(errors="replace").splitlines()
-        except OSError:
-            return ""
-        return "\n".join(text[:lines])
-
-    def log_tail(self, lines: int = 8) -> str:
-        try:
-            text = self.log_path.read_text(errors="replace").splitlines()
-        except OSError:
-            return ""
-        return "\n".join(text[-lines:])
 
     def _close_log(self) -> None:
         if self._log is not None:

@@ -71,9 +71,17 @@ class Sweep(enum.Enum):
     ALL_LOST = "all_lost"
     ALL_WON = "all_won"
 
-    def describe(self, bound: float) -> str:
-        """``"all games lost: below -312"`` or ``"all games won: above +280"``."""
-        if self is Sweep.ALL_LOST:
+    def describe(self, bound: float | None, games: float | None = None) -> str:
+        """``"all games lost: below -312"`` or ``"all games won: above +280"``; with no
+        bound (too few games for one that says anything), ``"won 2 of 2; too few games
+        to rate"`` (``"all games won; too few to rate"`` without ``games``)."""
+        won = self is Sweep.ALL_WON
+        if bound is None:
+            if games is None:
+                return f"all games {'won' if won else 'lost'}; too few to rate"
+            n = f"{games:g}"
+            return f"{'won' if won else 'lost'} {n} of {n}; too few games to rate"
+        if not won:
             return f"all games lost: below {_signed(bound)}"
         return f"all games won: above {_signed(bound)}"
 
@@ -87,13 +95,15 @@ def _signed(x: float) -> str:
 
 
 def rating_text(elo: float | None, ci95: float | None = None, *, sweep: str | None = None,
-                bound: float | None = None, anchor: bool = False) -> str:
+                bound: float | None = None, anchor: bool = False,
+                games: float | None = None) -> str:
     """A rating as every table prints it: ``+123`` (with ``ci95``, ``+123 ± 45``); for a
     bot that won or lost every game, the bound its results support (``sweep`` and
-    ``bound``, see :class:`Sweep`); for the anchor, its fixed rating and ``(anchor)``;
-    ``-`` when not rated. Never ``-0``."""
+    ``bound``, see :class:`Sweep`; no bound: ``games`` won or lost, too few to rate);
+    for the anchor, its fixed rating and ``(anchor)``; ``-`` when not rated. Never
+    ``-0``."""
     if sweep:
-        return Sweep(sweep).describe(0.0 if bound is None else bound)
+        return Sweep(sweep).describe(bound, games)
     if elo is None:
         return "-"
     if anchor:
@@ -101,7 +111,7 @@ def rating_text(elo: float | None, ci95: float | None = None, *, sweep: str | No
     return _signed(elo) if ci95 is None else f"{_signed(elo)} ± {ci95:.0f}"
 
 
-def sweep_of(ratings: Ratings, name: str) -> tuple[Sweep, float] | None:
+def sweep_of(ratings: Ratings, name: str) -> tuple[Sweep, float | None] | None:
     """``(sweep, bound)`` when ``name`` lost (or won) every game it was rated on, else
     None. The anchor is never a sweep: its rating is fixed, whatever its results.
 
@@ -109,7 +119,9 @@ def sweep_of(ratings: Ratings, name: str) -> tuple[Sweep, float] | None:
     the upper end, or above the lower end), moved past the rating of every opponent it
     met one against one whose rating is not itself a sweep's (the anchor, or a measured
     one): a bot that beat the anchor in every game is never shown below the anchor, and
-    one that lost every game to a measured bot never above it."""
+    one that lost every game to a measured bot never above it. A bound on the wrong side
+    of the middle of the scale (the anchor's rating, or 0 for ratings of mean 0) says
+    nothing yet ("above -106" for a bot that won its 2 games): then it is None."""
     if ratings.games[name] <= 0 or name == ratings.anchor:
         return None
     if ratings.score[name] not in (0.0, 1.0):
@@ -117,9 +129,12 @@ def sweep_of(ratings: Ratings, name: str) -> tuple[Sweep, float] | None:
     low, high = ratings.interval(name)
     measured = [ratings.elo[o] for o in ratings.opponents.get(name, ())
                 if o == ratings.anchor or ratings.score[o] not in (0.0, 1.0)]
+    middle = ratings.elo[ratings.anchor] if ratings.anchor else 0.0
     if ratings.score[name] == 0.0:
-        return Sweep.ALL_LOST, min([high, *measured])
-    return Sweep.ALL_WON, max([low, *measured])
+        below = min([high, *measured])
+        return Sweep.ALL_LOST, (below if round(below) <= round(middle) else None)
+    above = max([low, *measured])
+    return Sweep.ALL_WON, (above if round(above) >= round(middle) else None)
 
 
 def player_json(ratings: Ratings, name: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ output files.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
@@ -21,12 +22,14 @@ from harness.ratings import Ratings
 from harness.results.head_to_head import duel_counts, head_to_head
 from harness.results.rating import rating_text, sweep_of
 from harness.results.replay import describe_rules
-from harness.results.stats import BotStats
+from harness.results.stats import BotStats, fault_counts
 from harness.sprt import Pentanomial, Sprt, SprtDecision, SprtStatus, Trinomial
 from harness.store import GameRow
 
 __all__ = [
+    "BRIEF_WIDTH",
     "FORMATS",
+    "render_brief",
     "render_duels",
     "render_faults",
     "render_head_to_head",
@@ -127,7 +130,7 @@ def standings_rows(ratings: Ratings, stats: Mapping[str, BotStats]) -> list[dict
             "score_pct": round(100.0 * ratings.score[name], 1),
             "los_next_pct": None if below is None else round(100.0 * ratings.los(name, below), 1),
             "sweep": None if sweep is None else sweep[0].value,
-            "bound": None if sweep is None else round(sweep[1]),
+            "bound": None if sweep is None or sweep[1] is None else round(sweep[1]),
         })
     return rows
 
@@ -135,7 +138,7 @@ def standings_rows(ratings: Ratings, stats: Mapping[str, BotStats]) -> list[dict
 def _elo_cells(row: Mapping[str, Any], anchor: str | None) -> tuple[str, str]:
     if row["sweep"] is not None or row["name"] == anchor:
         return rating_text(row["elo"], sweep=row["sweep"], bound=row["bound"],
-                           anchor=row["name"] == anchor), "-"
+                           anchor=row["name"] == anchor, games=row["games"]), "-"
     return rating_text(row["elo"]), f"±{row['ci95']}"
 
 
@@ -338,4 +341,29 @@ def render_report(title: str, games: Sequence[GameRow], ratings: Ratings | None,
     ]
     if status is not None and sprt_counts is not None:
         parts += [_heading("SPRT", fmt), render_sprt(status, sprt_counts, fmt, test=sprt)]
+    return "\n\n".join(parts) + "\n"
+
+
+BRIEF_WIDTH = 100
+"""The brief report fits a terminal this wide (the full one goes to report.md)."""
+
+
+def render_brief(title: str, games: Sequence[GameRow], ratings: Ratings | None,
+                 stats: Mapping[str, BotStats], *, sprt: Sprt | None = None,
+                 sprt_counts: Counts | None = None) -> str:
+    """What a run prints: the title, the rules and a few key figures (games, faults)
+    wrapped to :data:`BRIEF_WIDTH` columns, the standings, and the SPRT state when
+    ``sprt`` and ``sprt_counts`` are given. The wide tables are in the full report."""
+    fault_text = "; ".join(
+        f"{name} " + ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+        for name, kinds in fault_counts(stats).items()) or "none"
+    lines = [*_rules_lines(games), f"Faults: {fault_text}"]
+    parts = [
+        _heading(title, "text", 1),
+        "\n".join(textwrap.fill(line, BRIEF_WIDTH, subsequent_indent="  ") for line in lines),
+        render_standings(ratings, stats, "text"),
+    ]
+    status = sprt_status(sprt, sprt_counts)
+    if status is not None and sprt_counts is not None:
+        parts.append(render_sprt(status, sprt_counts, "text", test=sprt))
     return "\n\n".join(parts) + "\n"

@@ -28,7 +28,13 @@ from harness.results.head_to_head import (
     pair_counts,
 )
 from harness.results.rating import fit_ratings, player_json, rating_history, sweep_of
-from harness.results.report import render_report, rule_sets, sprt_status, standings_rows
+from harness.results.report import (
+    render_brief,
+    render_report,
+    rule_sets,
+    sprt_status,
+    standings_rows,
+)
 from harness.results.rows import rated_games
 from harness.results.stats import BotStats, compute_stats, fault_counts
 from harness.sprt import Pentanomial, Sprt, SprtStatus, Trinomial
@@ -208,9 +214,11 @@ class SprtSetup:
 
 def report_tournament(store: ResultsStore, tournament_id: str, out_dir: Path, *,
                       title: str, anchor: str | None = None, anchor_rating: float = 0.0,
-                      sprt: SprtSetup | None = None, markdown: bool = False) -> str:
+                      sprt: SprtSetup | None = None, markdown: bool = False,
+                      brief: bool = False) -> str:
     """Write report.md, summary.json and games.jsonl for a tournament into ``out_dir``;
-    return the report as text (or Markdown)."""
+    return the report as text (or Markdown; with ``brief``, the few lines a run prints,
+    see :func:`~harness.results.report.render_brief`)."""
     rows = list(store.games(tournament_id))
     ratings = fit_ratings(rows, anchor=anchor, anchor_rating=anchor_rating)
     stats = compute_stats(rows)
@@ -218,6 +226,8 @@ def report_tournament(store: ResultsStore, tournament_id: str, out_dir: Path, *,
     counts = None if sprt is None else sprt.counts(rows)
     write_outputs(out_dir, store, tournament_id, ratings, stats, title=title, sprt=test,
                   sprt_counts=counts)
+    if brief:
+        return render_brief(title, rows, ratings, stats, sprt=test, sprt_counts=counts)
     return render_report(title, rows, ratings, stats, "markdown" if markdown else "text",
                          sprt=test, sprt_counts=counts)
 

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError
+from harness.errors import ConfigError, UnknownKeysError
 from harness.referee.botlog import DEFAULT_LOG_LIMIT
 from harness.referee.outcome import FaultPolicy, TimeControl
 from harness.referee.pool import Entrant, check_entrant
@@ -74,8 +74,13 @@ SCHEDULE_VERSION = 1
 """Part of :meth:`TournamentConfig.to_dict`: bump it when the schedule of an unchanged
 configuration changes, so that resuming an old tournament is refused."""
 
-DEFAULT_SAMPLE_GAMES = 100
-"""Deal sets in the built-in sample-bots tournament (two games each with duplicate)."""
+DEFAULT_SAMPLE_GAMES = 12
+"""Deal sets per pairing in the built-in sample-bots tournament (two games each with
+duplicate): four bots, six pairings, 144 games."""
+
+NOISY_HEURISTIC = "{python} -m sample_bots.heuristic_bot --epsilon"
+"""The heuristic bot playing a random legal action with a given probability: sample
+bots of strengths between random and heuristic, so every rating is measured."""
 
 _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
@@ -430,12 +435,35 @@ class RawConfig:
     source: Path | None = None
 
 
+SECTIONS = ("cluster", "gauntlet", "ladder", "sprt")
+
+
+def _unknown_keys(data: Mapping[str, Any]) -> list[tuple[str, str, list[str]]]:
+    """Every unknown key of the document, in every table: ``(prefix, key, allowed)``."""
+    found: list[tuple[str, str, list[str]]] = []
+
+    def scan(table: object, allowed: list[str], prefix: str) -> None:
+        if isinstance(table, dict):  # other types are reported when the table is read
+            found.extend((prefix, str(k), allowed) for k in table if k not in allowed)
+
+    scan(data, [o.key for o in _section("")] + list(SECTIONS), "")
+    scan(data.get("rules"), [f.name for f in dataclasses.fields(RulesConfig)], "rules.")
+    for name in SECTIONS:
+        scan(data.get(name), [o.leaf for o in _section(name)], f"{name}.")
+    bots = data.get("bot")
+    for i, bot in enumerate(bots if isinstance(bots, list) else []):
+        scan(bot, [o.key for o in BOT_OPTIONS], f"bot[{i}].")
+    return found
+
+
 def build_config(raw: RawConfig, *, for_ladder: bool = False) -> TournamentConfig:
     """Check every key of ``raw`` and build the tournament, or with ``for_ladder`` a
     ladder's configuration (ConfigError names the key)."""
     data = raw.data
     top = _section("")
-    check_keys(data, [o.key for o in top] + ["cluster", "gauntlet", "ladder", "sprt"], "")
+    unknown = _unknown_keys(data)
+    if unknown:
+        raise UnknownKeysError(unknown)
     values = _read_table(data, top, "")
     bots_raw = data.get("bot", [])
     if not isinstance(bots_raw, list):
@@ -487,6 +515,8 @@ def _default_data() -> dict[str, Any]:
         "games": DEFAULT_SAMPLE_GAMES,
         "bot": [
             {"name": "random", "command": ["{python}", "-m", "sample_bots.random_bot"]},
+            {"name": "noisy-40", "command": f"{NOISY_HEURISTIC} 0.4"},
+            {"name": "noisy-15", "command": f"{NOISY_HEURISTIC} 0.15"},
             {"name": "heuristic", "command": ["{python}", "-m", "sample_bots.heuristic_bot"]},
         ],
     }
@@ -550,6 +580,7 @@ def load_config(path: str | os.PathLike[str] | None,
 
 
 def default_config() -> TournamentConfig:
-    """The built-in tournament: ``random`` against ``heuristic`` (the sample bots),
-    four-handed, duplicate round-robin of :data:`DEFAULT_SAMPLE_GAMES` deal sets."""
+    """The built-in tournament of the sample bots: ``random``, ``heuristic`` and two
+    noisy heuristics between them (see :data:`NOISY_HEURISTIC`), four-handed, duplicate
+    round-robin of :data:`DEFAULT_SAMPLE_GAMES` deal sets per pairing."""
     return load_config(None)

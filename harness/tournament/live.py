@@ -11,7 +11,8 @@ Routes, all ``GET``:
   are open at once, more are answered ``503``;
 * ``/api/tournaments`` and ``/api/t/{id}``: the same JSON once;
 * ``/t/{id}/replay?game=KEY``: a stored game's replay page, drawn on request;
-* ``/t/{id}/report.html`` and ``/t/{id}/replays/FILE``: the report and replay pages of
+* ``/t/{id}/report.html`` and ``/t/{id}/replays/FILE``: the report and replay pages (and
+  the viewer.css and viewer.js they share) of
   the tournament's folder, once they are written.
 
 What is shown is what the results already show (names, standings, games): never a
@@ -65,7 +66,7 @@ __all__ = ["HEADERS", "KEEPALIVE_S", "MAX_STREAMS", "MIN_INTERVAL_S", "LiveServe
 
 RECENT_GAMES = 10
 RATE_WINDOW = 20  # the rate is measured over this many latest games
-_PAGE_FILE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*\.html")
+_PAGE_FILE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*\.(html|css|js)")
 
 Held = Callable[[list[GameRow]], Collection[str]]
 """Given stored games, the keys of those a public page must not show yet."""

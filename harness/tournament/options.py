@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError
+from harness.errors import ConfigError, UnknownKeysError
 from harness.ladder.cluster import RETRY_SECONDS
 from harness.ladder.matchmaking import Policy
 from harness.ladder.quarantine import QuarantinePolicy
@@ -357,9 +357,13 @@ def _kind_of(key: str) -> str:
         return RULE_KINDS[rule]
     if key == "bot" or key.startswith(("bot.", "bot[")):
         raise ConfigError(key, "bots cannot be overridden; edit the configuration file")
-    settable = sorted([o.key for o in OPTIONS if o.kind != "section"]
-                      + [f"rules.{k}" for k in RULE_KINDS])
-    raise ConfigError(key, f"unknown key; allowed keys: {', '.join(settable)}")
+    if head == "rules":
+        raise UnknownKeysError([("rules.", rule, list(RULE_KINDS))])
+    section = [o.leaf for o in OPTIONS if o.key.startswith(head + ".")] if rule else []
+    if section:
+        raise UnknownKeysError([(head + ".", rule, section)])
+    settable = [o.key for o in OPTIONS if o.kind != "section"]
+    raise UnknownKeysError([("", key, settable)])
 
 
 def _toml_value(text: str) -> object:
@@ -417,10 +421,10 @@ def parse_text(key: str, text: str) -> Any:
 
 
 def check_keys(table: Mapping[str, Any], allowed: Sequence[str], prefix: str) -> None:
-    for key in table:
-        if key not in allowed:
-            raise ConfigError(f"{prefix}{key}", f"unknown key; allowed keys: "
-                                                f"{', '.join(allowed)}")
+    """Raise UnknownKeysError naming every key of ``table`` not in ``allowed``."""
+    unknown = [(prefix, str(key), allowed) for key in table if key not in allowed]
+    if unknown:
+        raise UnknownKeysError(unknown)
 
 
 # --------------------------------------------------------------------------- docs

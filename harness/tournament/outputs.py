@@ -24,14 +24,17 @@ def sprt_setup(config: TournamentConfig) -> SprtSetup | None:
                      config.duplicate)
 
 
-def tournament_report(config: TournamentConfig, *, markdown: bool = False) -> str:
+def tournament_report(config: TournamentConfig, *, markdown: bool = False,
+                      brief: bool = False) -> str:
     """Write report.md, summary.json, games.jsonl and report.html (with a replay page per
-    game) for a tournament; return the report as text (or Markdown)."""
+    game) for a tournament; return the report as text (or Markdown; with ``brief``, the
+    standings and a few key figures, 100 columns wide at most)."""
     output = Path(config.output)
     with ResultsStore(store_path(output)) as store:
         text = report_tournament(store, config.id, output, title=config.name,
                                  anchor=config.anchor, anchor_rating=config.anchor_rating,
-                                 sprt=sprt_setup(config), markdown=markdown)
+                                 sprt=sprt_setup(config), markdown=markdown,
+                                 brief=brief)
         write_report_html(output, store, config.id, anchor=config.anchor,
                           anchor_rating=config.anchor_rating)
     return text

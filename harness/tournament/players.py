@@ -1,8 +1,8 @@
 """Who plays a tournament's games: the runner's local arena, or a Dask cluster.
 
 The runner asks a :class:`GamePlayer` for one game at a time and stores what comes back;
-both players give a result, where it was played (a worker's address, or ``""`` here) and,
-after a start-up failure, the path and first lines of the failing bot's log.
+both players give a result and where it was played (a worker's address, or ``""``
+here); a start-up failure's detail quotes the end of the failing bot's log.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from harness.cluster.worker import ArenaSpec, GameOrder
 from harness.errors import ConfigError
 from harness.referee.arena import Arena
 from harness.referee.inprocess import BotFactory, InProcessArena, command_factory
-from harness.referee.outcome import FaultKind
 from harness.tournament.config import TournamentConfig
 from harness.tournament.schedule import ScheduledGame
 
@@ -44,12 +43,7 @@ class LocalPlayer:
     async def play(self, game: ScheduledGame, cfg: TournamentConfig) -> Placed | None:
         result = await self.arena.play(game.key, cfg.rules, game.seed, game.seats,
                                        time_control=cfg.time_control, policy=cfg.fault_policy)
-        failed = [f.bot for f in result.faults if f.kind is FaultKind.STARTUP_FAILURE]
-        log = None
-        if failed:
-            path, head = self.arena.log_head(failed[0])
-            log = (str(path) if path else "", head)
-        return result, "", log
+        return result, ""
 
     def cancel(self) -> None:
         pass  # the runner schedules no more; the games in progress are stored as usual

@@ -106,6 +106,11 @@ class _StartupStreaks:
             released += self.held.pop(f"{bot}@{where}", [])
         return [*released, played], None
 
+    def first_failures(self, result: GameResult, where: str = "") -> list[str]:
+        """The bots whose start-up failure in ``result`` (just added) began a streak."""
+        return [f.bot for f in result.faults if f.kind is FaultKind.STARTUP_FAILURE
+                and len(self.held.get(f"{f.bot}@{where}", ())) == 1]
+
     def release_all(self) -> list[Played]:
         out = [p for streak in self.held.values() for p in streak]
         self.held.clear()
@@ -123,7 +128,8 @@ class TournamentRunner:
                  max_startup_failures: int | None = None,
                  startup_timeout: float = 20.0,
                  in_process: bool = False,
-                 factories: Mapping[str, BotFactory] | None = None) -> None:
+                 factories: Mapping[str, BotFactory] | None = None,
+                 on_notice: Callable[[str], None] | None = None) -> None:
         """``server``: a running referee to play on (its own bots, sessions and logs are
         still this tournament's); by default the tournament starts its own on
         ``host:port`` (remote bots dial that; ``on_listen`` is told the address).
@@ -132,7 +138,8 @@ class TournamentRunner:
         how long a game waits for a bot's Hello before that bot forfeits it.
         ``in_process``: play the games in this process (:mod:`harness.referee.inprocess`:
         no referee, no clock, trusted bots) with ``factories`` by bot name, or else each
-        bot's command's ``in_process_bot``."""
+        bot's command's ``in_process_bot``. ``on_notice`` is told, in one line, why a bot
+        did not start the first time it fails in a row."""
         self.config = config
         self.in_process = in_process
         self.factories = dict(factories or {})
@@ -141,6 +148,7 @@ class TournamentRunner:
         self.port = port
         self.on_listen = on_listen
         self.on_progress = on_progress
+        self.on_notice = on_notice
         self.stop = stop or asyncio.Event()
         self.state = RunState()
         self.format: TournamentFormat = config.make_format()
@@ -293,7 +301,7 @@ class TournamentRunner:
                         changed.notify_all()
                 if placed is None:
                     continue  # dropped: the format decided, or the run stops
-                result, where, log_head = placed
+                result, where = placed
                 if result.termination is Termination.INTERRUPTED:
                     state.interrupted += 1
                     continue  # not stored: played again on resume
@@ -302,13 +310,14 @@ class TournamentRunner:
                 to_store, failing = streaks.add((game, result), where)
                 store_games(to_store)
                 if failing is not None:
-                    self._stop_for(player, failing, result, where, log_head,
+                    self._stop_for(player, failing, result, where,
                                    left=failing in streaks.started)
                     async with changed:
                         changed.notify_all()
                     if self.on_progress:
                         self.on_progress(state)
                     continue
+                self._tell_first_failure(streaks, result, where)
                 async with changed:
                     fmt.record(game, result.places)
                     if fmt.done():
@@ -331,35 +340,49 @@ class TournamentRunner:
             self.on_progress(state)
 
 
-    def _stop_for(self, player: GamePlayer, bot: str, result: GameResult, where: str,
-                  log: tuple[str, str] | None, *, left: bool) -> None:
+    def _tell_first_failure(self, streaks: _StartupStreaks, result: GameResult,
+                            where: str) -> None:
+        """Explain at once a bot's first start-up failure in a row (``on_notice``)."""
+        if self.on_notice is None or self._failure is not None:
+            return
+        on = f" on worker {where}" if where else ""
+        limit = self.max_startup_failures
+        then = f"; the run stops if it fails {limit} times in a row" if limit > 1 else ""
+        for bot in streaks.first_failures(result, where):
+            self.on_notice(f"bot {bot!r} did not start{on} (it forfeits the game{then}): "
+                           f"{startup_failure_reason(bot, result)}")
+
+    def _stop_for(self, player: GamePlayer, bot: str, result: GameResult, where: str, *,
+                  left: bool) -> None:
         """Stop the run: ``bot`` failed to start too many times in a row (on the cluster
         worker ``where``); ``left``: it had played in this run, so its forfeits are
         stored. Running games are interrupted (played again on resume)."""
         on = f" on worker {where}" if where else ""
         self._failure = startup_failures_message(
-            bot, self.max_startup_failures, result, log, on=on,
+            bot, self.max_startup_failures, result, on=on,
             stops=("the run stops; it had played, so its forfeits are stored" if left
-                   else "the run stops and its forfeits are not stored"))
+                   else "the run stops (its forfeits are not stored)"))
         player.stop()
 
 
-def startup_failures_message(bot: str, times: int, result: GameResult,
-                             log: tuple[str, str] | None, *, on: str = "",
-                             stops: str) -> str:
-    """The one line that says ``bot`` failed to start ``times`` times in a row (``on``:
-    where, e.g. " on worker W"), why (from the last ``result``'s start-up fault), what
-    ``stops``, and the first lines of its log (``log``: its path and head)."""
+def startup_failure_reason(bot: str, result: GameResult) -> str:
+    """Why ``bot`` did not start in ``result`` (a game it forfeited by a start-up
+    failure), on one line: e.g. "exited with code 1 before the handshake; its log PATH
+    ends: ModuleNotFoundError: No module named 'grpc'"."""
     detail = next(f.detail for f in result.faults
                   if f.kind is FaultKind.STARTUP_FAILURE and f.bot == bot)
     why = detail.split("startup_failure: ", 1)[-1].splitlines()[0]
-    why = why.removeprefix(f"{bot}: ").removesuffix("; log tail:")
-    message = f"bot {bot!r} failed to start {times} times in a row{on} ({why}); {stops}"
-    log_path, head = log or ("", "")
-    if head:
-        quoted = " | ".join(line.strip() for line in head.splitlines())
-        message += f"; its log {log_path} begins: {quoted}"
-    return message
+    return why.removeprefix(f"{bot}: ")
+
+
+def startup_failures_message(bot: str, times: int, result: GameResult, *, on: str = "",
+                             stops: str) -> str:
+    """The one line that says ``bot`` failed to start ``times`` times in a row (``on``:
+    where, e.g. " on worker W"), what ``stops``, and why (from the last ``result``'s
+    start-up fault, which quotes the end of its log)."""
+    times_text = "to start" if times == 1 else f"to start {times} times in a row"
+    return f"bot {bot!r} failed {times_text}{on}, so {stops}: " \
+           f"{startup_failure_reason(bot, result)}"
 
 
 def _chain(first: ScheduledGame, rest: Iterator[ScheduledGame]) -> Iterator[ScheduledGame]:

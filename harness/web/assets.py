@@ -6,9 +6,14 @@ from __future__ import annotations
 __all__ = ["REPLAY_CSS", "REPLAY_JS", "REPORT_CSS", "REPORT_JS", "page"]
 
 
-def page(title: str, css: str, body: str, generator: str = "euchre-harness") -> str:
+def page(title: str, css: str, body: str, generator: str = "euchre-harness", *,
+         stylesheet: str | None = None) -> str:
     """A whole HTML document; ``title`` must already be escaped. ``generator`` goes into
-    a meta tag in the first lines (see :data:`harness.web.replay.VIEWER_STAMP`)."""
+    a meta tag in the first lines (see :data:`harness.web.replay.VIEWER_STAMP`). With
+    ``stylesheet`` (a relative URL) the page links that file, which holds
+    :data:`BASE_CSS` and ``css``, instead of inlining them."""
+    style = (f'<link rel="stylesheet" href="{stylesheet}">' if stylesheet
+             else f"<style>{BASE_CSS}{css}</style>")
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -16,7 +21,7 @@ def page(title: str, css: str, body: str, generator: str = "euchre-harness") -> 
 <meta name="generator" content="{generator}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title}</title>
-<style>{BASE_CSS}{css}</style>
+{style}
 </head>
 <body>
 {body}
@@ -41,6 +46,12 @@ th { background: var(--soft); font-weight: 600; }
 td.name, th.name { text-align: left; }
 a { color: var(--accent); }
 svg text { font: 12px system-ui, sans-serif; fill: var(--fg); }
+@media (max-width: 640px) {  /* a phone: the page never scrolls sideways, wide tables do */
+  body { padding: .6rem; }
+  table { display: block; max-width: 100%; overflow-x: auto; }
+  svg { max-width: 100%; height: auto; }
+  th, td { padding: .2rem .35rem; }
+}
 """
 
 REPORT_CSS = """
@@ -49,7 +60,8 @@ section { margin-bottom: 1.5rem; }
 .chart { border: 1px solid var(--line); border-radius: 6px; padding: .4rem; background: #fff;
          width: fit-content; }
 .legend { font-size: 12px; color: var(--muted); max-width: 32rem; }
-#games-filter { margin: .3rem 0; padding: .25rem .5rem; width: 18rem; }
+#games-filter { margin: .3rem 0; padding: .25rem .5rem; width: 18rem; max-width: 100%; }
+.chart, .charts > * { max-width: 100%; min-width: 0; overflow-x: auto; }
 tr.hidden { display: none; }
 td.win { color: var(--good); font-weight: 600; }
 """
@@ -74,7 +86,8 @@ REPLAY_CSS = """
 #controls { display: flex; gap: .4rem; align-items: center; margin: .6rem 0;
             position: sticky; top: 0; background: var(--bg); padding: .3rem 0; }
 #controls button { font-size: 1rem; min-width: 2.4rem; padding: .2rem .5rem; cursor: pointer; }
-#slider { flex: 1; }
+#slider { flex: 1; min-width: 6rem; }
+.badge.clock { background: #e0f2fe; }
 #viewer { display: grid; grid-template-columns: 1fr 18rem; gap: 1rem; align-items: start; }
 #table { display: grid; gap: .6rem; background: #2d6a4f; border-radius: 10px; padding: .8rem;
          grid-template-columns: 1fr 1.2fr 1fr;
@@ -128,6 +141,15 @@ aside h2 { margin-top: .2rem; }
 .evalbar.mistake span { background: #dc2626; }
 #log li.mistake { color: var(--bad); }
 #log li.mistake::after { content: " \u2717 mistake"; font-weight: 600; }
+.seat, #center, .pos-kitty, .pos-info, #viewer > * { min-width: 0; }
+@media (max-width: 640px) {  /* a phone: one column, smaller cards */
+  #viewer { grid-template-columns: 1fr; }
+  #table { padding: .35rem; gap: .3rem; }
+  .seat { padding: .25rem; min-height: 4rem; }
+  .card { min-width: 1.55rem; padding: .15rem .1rem; font-size: 12px; }
+  #controls { flex-wrap: wrap; }
+  #log { max-height: 16rem; }
+}
 """
 
 REPLAY_JS = """
@@ -160,11 +182,12 @@ REPLAY_JS = """
     return e;
   };
   const names = data.names || [];
+  const labels = data.labels || names;  // a bot in several seats is named with its seat
   $("players").textContent = names.map((n, s) => "seat " + s + ": " + n).join(" \\u00b7 ");
-  const final = (data.teams || []).map((t, i) => t + " " + data.final[i]).join(", ");
-  const end = data.termination + (data.detail ? ": " + data.detail : "");
-  $("outcome").textContent = "Final score: " + (final || "-") + (end ? " (" + end + ")" : "") +
-    (data.faults.length ? ". Faults: " + data.faults.join("; ") : "");
+  $("outcome").textContent = data.outcome;
+  const seconds = (ms) => (ms / 1000).toFixed(ms < 10000 ? 1 : 0) + " s";
+  const took = (ms) => ms === null || ms === undefined ? ""
+    : " \\u00b7 " + (ms < 1000 ? Math.round(ms) + " ms" : seconds(ms));
   if (data.error) {
     $("viewer").replaceChildren(make("p", "error", "This game cannot be replayed: " + data.error));
     $("controls").hidden = true;
@@ -200,6 +223,11 @@ REPLAY_JS = """
     if (step.alone.includes(seat)) { who.append(make("span", "badge alone", "alone")); }
     if (out) { who.append(make("span", "badge", "sitting out")); }
     who.append(make("span", "badge tricks", "tricks " + step.tricks[seat]));
+    if (step.bank) {
+      const clock = make("span", "badge clock", "bank " + seconds(step.bank[seat]));
+      clock.title = "time bank left";
+      who.append(clock);
+    }
     const cards = make("div", "cards");
     for (const [code, gained, left, how] of hand.cards[seat]) {
       if (gained > si) { continue; }
@@ -243,7 +271,7 @@ REPLAY_JS = """
     let caption = "";
     if (step.trick.length) {
       caption = "Trick " + step.number;
-      if (step.winner !== null) { caption += ": won by " + names[step.winner]; }
+      if (step.winner !== null) { caption += ": won by " + labels[step.winner]; }
     }
     box.append(make("div", "caption", caption));
     return box;
@@ -258,7 +286,7 @@ REPLAY_JS = """
     places.forEach((_, seat) => table.append(seatPanel(hand, step, seat, si)));
     if (hand.dummy) { table.append(dummyPanel(hand, si)); }
     const info = make("div", "pos-info");
-    info.append(make("div", "", "Hand " + (hi + 1) + ", dealer " + names[hand.dealer]));
+    info.append(make("div", "", "Hand " + (hi + 1) + ", dealer " + labels[hand.dealer]));
     if (si === hand.steps.length - 1) {
       info.append(make("div", "", hand.result || "The game ended here (" + data.termination +
         "); the hand was not finished."));
@@ -275,15 +303,15 @@ REPLAY_JS = """
     const trump = $("trumpbox");
     if (step.trump) {
       const suit = SUITS[step.trump[0]];
-      trump.textContent = "Trump: " + step.trump + " " + suit + ", made by " + names[step.maker] +
-        (step.alone.length ? "; alone: " + step.alone.map((s) => names[s]).join(", ") : "");
+      trump.textContent = "Trump: " + step.trump + " " + suit + ", made by " + labels[step.maker] +
+        (step.alone.length ? "; alone: " + step.alone.map((s) => labels[s]).join(", ") : "");
     } else {
       trump.textContent = "Trump: not yet made";
     }
     const log = $("log");
     log.replaceChildren(...hand.steps.map((s, i) => {
       const li = make("li", i > si ? "future" : (i === si ? "current" : ""),
-        (s.seat === null ? "" : names[s.seat] + " ") + s.text);
+        (s.seat === null ? "" : labels[s.seat] + " ") + s.text + took(s.ms));
       if (s.eval) {
         // The bar: the chosen action's value against the best, on the scale of the
         // decision's best and worst actions (full: the best was chosen).
@@ -338,6 +366,25 @@ REPLAY_JS = """
     pos = Math.max(0, Math.min(flat.length - 1, p));
     render();
   }
+
+  // Autoplay: a step every 0.8 s divided by the speed, until the end or a pause.
+  let timer = null;
+  const playButton = $("play");
+  function stop() {
+    if (timer !== null) { clearInterval(timer); timer = null; }
+    playButton.textContent = "\\u25B6 play";
+    document.body.dataset.playing = "false";
+  }
+  function play() {
+    if (pos === flat.length - 1) { go(0); }
+    timer = setInterval(() => {
+      if (pos >= flat.length - 1) { stop(); } else { go(pos + 1); }
+    }, 800 / Number($("speed").value));
+    playButton.textContent = "\\u23F8 pause";
+    document.body.dataset.playing = "true";
+  }
+  playButton.addEventListener("click", () => (timer === null ? play() : stop()));
+  $("speed").addEventListener("change", () => { if (timer !== null) { stop(); play(); } });
   function handStart(p) { return p - flat[p][1]; }
   function nextHand() {
     const [hi] = flat[pos];
@@ -360,6 +407,7 @@ REPLAY_JS = """
       ArrowRight: () => go(pos + 1), ArrowLeft: () => go(pos - 1),
       PageDown: nextHand, PageUp: prevHand,
       Home: () => go(0), End: () => go(flat.length - 1),
+      " ": () => (timer === null ? play() : stop()),
     };
     const f = keys[ev.key];
     if (f) { ev.preventDefault(); f(); }

@@ -196,8 +196,11 @@ LIVE_JS = """
   // A bot that won or lost every game has no measured rating: show its bound. The
   // anchor's rating is fixed, the only one with no interval: mark it.
   const anchor = (r) => !r.sweep && r.elo !== null && r.ci95 === 0;
-  const elo = (r) => r.sweep ? "all games " + (r.sweep === "all_won" ? "won: above "
-    : "lost: below ") + signed(r.bound)
+  const elo = (r) => r.sweep ? (r.bound === null || r.bound === undefined
+      ? (r.sweep === "all_won" ? "won " : "lost ") + r.games + " of " + r.games
+        + "; too few games to rate"
+      : "all games " + (r.sweep === "all_won" ? "won: above " : "lost: below ")
+        + signed(r.bound))
     : (r.elo === null ? "-" : signed(r.elo) + (anchor(r) ? " (anchor)" : ""));
   const interval = (r) => r.sweep || r.ci95 === null || anchor(r) ? "-"
     : "\\u00b1" + Math.round(r.ci95);

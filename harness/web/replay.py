@@ -22,6 +22,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.errors import ConfigError, ReplayError
+from harness.referee.botlog import without_log_quote
+from harness.referee.outcome import TimeControl
 from harness.rules.actions import Action, ActionKind
 from harness.rules.cards import Card, Suit
 from harness.rules.config import Form
@@ -30,9 +32,9 @@ from harness.rules.hand import Hand, Phase
 from harness.rules.scoring import HandResult, team_count, team_of
 from harness.web import assets
 
-__all__ = ["VIEWER_STAMP", "pretty_card", "replay_html", "replay_view"]
+__all__ = ["VIEWER_FILES", "VIEWER_STAMP", "pretty_card", "replay_html", "replay_view"]
 
-VIEW_FORMAT = 2
+VIEW_FORMAT = 3
 """Raise when :func:`replay_view`'s output changes, so pages written before are redone."""
 
 VIEWER_STAMP = "euchre-harness replay " + hashlib.sha256(
@@ -116,16 +118,46 @@ def _state(hand: Hand, scores: Sequence[int]) -> dict[str, Any]:
 
 def _deltas(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The first step whole, then each step as only what differs from the one before
-    (besides ``seat`` and ``text``); the page's script fills the rest in."""
+    (besides ``seat``, ``text``, ``ms`` and ``eval``); the page's script fills the rest in."""
     out = steps[:1]
     for before, step in itertools.pairwise(steps):
         out.append({k: v for k, v in step.items()
-                    if k in ("seat", "text") or before.get(k) != v})
+                    if k in ("seat", "text", "ms", "eval") or before.get(k) != v})
     return out
 
 
+class _Clock:
+    """Each decision's time (the record's ``decision_ms``, one per action in order) and
+    every seat's time bank after it, from the record's time control."""
+
+    def __init__(self, record: Mapping[str, Any], players: int) -> None:
+        try:
+            tc = TimeControl.parse(str(record.get("time_control") or TimeControl()))
+        except (ConfigError, ValueError):
+            tc = TimeControl()
+        self.per_ms = tc.per_decision * 1000
+        self.bank = [tc.bank * 1000] * players
+        times = record.get("decision_ms")
+        self._times = iter(times if isinstance(times, list) else [])
+
+    def tick(self, seat: int) -> dict[str, Any]:
+        """``ms`` (None when the record has no time for it) and ``bank`` (ms per seat)."""
+        ms = next(self._times, None)
+        if isinstance(ms, (int, float)):
+            self.bank[seat] = max(0.0, self.bank[seat] - max(0.0, ms - self.per_ms))
+        else:
+            ms = None
+        return {"ms": ms, "bank": [round(b) for b in self.bank]}
+
+
+def seat_labels(names: Sequence[str]) -> list[str]:
+    """How the log names each seat: its bot's name, with the seat when that bot holds
+    more than one ("heuristic (seat 2)")."""
+    return [n if names.count(n) == 1 else f"{n} (seat {s})" for s, n in enumerate(names)]
+
+
 def _hand_view(game: Game, recorded: Hand, names: Sequence[str], scores: list[int],
-               evals: Mapping[int, Mapping[str, Any]] | None = None,
+               clock: _Clock, evals: Mapping[int, Mapping[str, Any]] | None = None,
                first: int = 0) -> dict[str, Any]:
     """One hand's view; with ``evals`` (decision analyses by the decision's index in the
     game, ``first`` being this hand's first), each step carries its decision's ``eval``."""
@@ -134,9 +166,10 @@ def _hand_view(game: Game, recorded: Hand, names: Sequence[str], scores: list[in
     # per seat: [card, step gained (0 = dealt), step it left (or None), "play"/"discard"]
     cards: list[list[list[Any]]] = [[[str(c), 0, None, None] for c in h] for h in held]
     dummy = [str(c) for c in hand.dummy] if hand.dummy is not None else None
-    dealer_name = names[hand.dealer]
+    dealer_name = seat_labels(names)[hand.dealer]
     steps = [{"seat": None, "text": f"{dealer_name} deals; {pretty_card(hand.upcard)} is "
-                                    f"turned up", **_state(hand, scores)}]
+                                    f"turned up", "ms": None,
+              "bank": [round(b) for b in clock.bank], **_state(hand, scores)}]
     result: str | None = None
     for i, t in enumerate(recorded.transitions, 1):
         text = _action_text(t.action, t.phase, hand)
@@ -157,7 +190,7 @@ def _hand_view(game: Game, recorded: Hand, names: Sequence[str], scores: list[in
                 scores[team] += p
             result = _result_text(hand.result, game.config.form, names)
             text += "; " + result
-        step = {"seat": t.seat, "text": text, **_state(hand, scores)}
+        step = {"seat": t.seat, "text": text, **clock.tick(t.seat), **_state(hand, scores)}
         if evals is not None:
             step["eval"] = evals.get(first + i - 1)
         steps.append(step)
@@ -171,9 +204,9 @@ def _hand_view(game: Game, recorded: Hand, names: Sequence[str], scores: list[in
 
 
 def _first_line(detail: object) -> str:
-    """A fault's detail as the page shows it: its first line. What follows is the tail of
-    the bot's log (a bot that failed to start), which can hold its command line."""
-    return str(detail or "").split("\n", 1)[0].removesuffix("; log tail:")
+    """A fault's detail as the page shows it: its first line, without the quote of the
+    bot's log (a bot that failed to start), which can hold anything it printed."""
+    return without_log_quote(str(detail or "").split("\n", 1)[0])
 
 
 def replay_view(record: Mapping[str, Any],
@@ -199,21 +232,44 @@ def replay_view(record: Mapping[str, Any],
     try:
         game = Game.from_record(record)
     except (ReplayError, ConfigError) as exc:
-        view.update(error=str(exc), names=[str(n) for n in record.get("seats") or []],
-                    form="?", teams=[], final=list(record.get("scores") or []))
+        names = [str(n) for n in record.get("seats") or []]
+        view.update(error=str(exc), names=names, labels=seat_labels(names), form="?",
+                    teams=[], final=list(record.get("scores") or []))
+        view["outcome"] = _outcome(record, names, view)
         return view
     form = game.config.form
     names = [str(n) for n in record.get("seats") or []]
     if len(names) != game.config.players:
         names = [f"seat {s}" for s in range(game.config.players)]
     scores = [0] * team_count(form)
+    clock = _Clock(record, game.config.players)
     starts = list(itertools.accumulate((len(h.transitions) for h in game.hands), initial=0))
-    view.update(names=names, form=form.value, deck=game.config.deck.value,
-                teams=_team_names(form, names), final=list(game.scores),
-                hands=[_hand_view(game, h, names, scores, evals, starts[i])
+    view.update(names=names, labels=seat_labels(names), form=form.value,
+                deck=game.config.deck.value, teams=_team_names(form, names),
+                final=list(game.scores),
+                hands=[_hand_view(game, h, names, scores, clock, evals, starts[i])
                        for i, h in enumerate(game.hands)],
                 analysed=evals is not None)
+    view["outcome"] = _outcome(record, names, view)
     return view
+
+
+def _outcome(record: Mapping[str, Any], names: Sequence[str], view: Mapping[str, Any]) -> str:
+    """One line: who won, the final score, how the game ended, and each fault once (a
+    forfeit's fault is its ending)."""
+    places = record.get("places") or []
+    winners = list(dict.fromkeys(names[s] for s, p in enumerate(places)
+                                 if p == 1 and s < len(names)))
+    final = ", ".join(f"{t} {s}" for t, s in zip(view["teams"], view["final"], strict=False))
+    if view["termination"] == "interrupted" or not winners:
+        text = f"No result ({view['termination'] or 'unfinished'})"
+    else:
+        text = f"Won by {' & '.join(winners)}"
+    text += f". Final score: {final or '-'}"
+    if view["detail"] and view["termination"] != "normal":
+        text += f". Ended by {view['termination']}: {view['detail']}"
+    others = [f for f in view["faults"] if f.split(": ", 2)[-1] not in view["detail"]]
+    return text + (f". Faults: {'; '.join(others)}" if others else "")
 
 
 def _script_json(data: Any) -> str:
@@ -222,15 +278,25 @@ def _script_json(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def replay_html(record: dict[str, Any], analysis: Sequence[Any] | None = None) -> str:
-    """A self-contained page (no network) that steps through the game hand by hand and
-    trick by trick, with the keyboard (arrows, Page Up/Down, Home/End) or the mouse.
+VIEWER_FILES = {"viewer.css": assets.BASE_CSS + assets.REPLAY_CSS,
+                "viewer.js": assets.REPLAY_JS}
+"""The viewer's style sheet and script, for a folder of replay pages that share them."""
+
+
+def replay_html(record: dict[str, Any], analysis: Sequence[Any] | None = None, *,
+                shared: bool = False) -> str:
+    """A page (no network needed) that steps through the game hand by hand and trick by
+    trick, with the keyboard (arrows, Page Up/Down, Home/End, space to play) or the
+    mouse. Self-contained, or with ``shared`` linking ``viewer.css`` and ``viewer.js``
+    beside it (:data:`VIEWER_FILES`: a folder of many pages keeps them once).
     ``analysis``: decision analyses (:class:`harness.analysis.DecisionAnalysis`) to show:
     an evaluation bar per analysed decision in the log, mistakes marked, and each legal
     action's value at the current step."""
     evals = None if analysis is None else {d.index: d.to_dict() for d in analysis}
     view = replay_view(record, evals)
     title = html.escape(f"Replay {view['title']}")
+    script = ('<script src="viewer.js"></script>' if shared
+              else f"<script>{assets.REPLAY_JS}</script>")
     return assets.page(title, assets.REPLAY_CSS, f"""
 <header><h1>{title}</h1><p id="players"></p><p class="muted">{html.escape(view['rules'])}</p>
 <p id="outcome"></p></header>
@@ -239,6 +305,11 @@ def replay_html(record: dict[str, Any], analysis: Sequence[Any] | None = None) -
 <button id="prev" title="back one step (left arrow)">&#x25C0;</button>
 <button id="next" title="forward one step (right arrow)">&#x25B6;</button>
 <button id="next-hand" title="next hand (Page Down)">&#x25B6;&#x25B6;</button>
+<button id="play" title="play the game step by step (space)">&#x25B6; play</button>
+<select id="speed" aria-label="speed" title="autoplay speed">
+<option value="0.5">0.5&#xD7;</option><option value="1" selected>1&#xD7;</option>
+<option value="2">2&#xD7;</option><option value="4">4&#xD7;</option>
+<option value="8">8&#xD7;</option></select>
 <input id="slider" type="range" min="0" value="0" aria-label="step">
 <span id="position"></span></nav>
 <main id="viewer"><section id="table"></section>
@@ -246,4 +317,4 @@ def replay_html(record: dict[str, Any], analysis: Sequence[Any] | None = None) -
 <div id="trumpbox"></div><div id="analysis" hidden></div>
 <h2>This hand</h2><ol id="log"></ol></aside></main>
 <script id="game-data" type="application/json">{_script_json(view)}</script>
-<script>{assets.REPLAY_JS}</script>""", generator=VIEWER_STAMP)
+{script}""", generator=VIEWER_STAMP, stylesheet="viewer.css" if shared else None)

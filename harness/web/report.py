@@ -20,7 +20,7 @@ from harness.results.rating import rating_text
 from harness.store import ResultsStore
 from harness.web import assets, svg
 from harness.web.data import GameSummary, ReportData, load_report
-from harness.web.replay import VIEWER_STAMP, replay_html
+from harness.web.replay import VIEWER_FILES, VIEWER_STAMP, replay_html
 
 __all__ = ["REPLAY_DIR", "render_report_html", "replay_file_names", "write_report_html"]
 
@@ -82,7 +82,7 @@ def _elo_cells(row: Mapping[str, Any], anchor: str | None) -> str:
     the anchor its fixed rating, marked."""
     if row["sweep"] is not None or row["name"] == anchor:
         text = rating_text(row["elo"], sweep=row["sweep"], bound=row["bound"],
-                           anchor=row["name"] == anchor)
+                           anchor=row["name"] == anchor, games=row["games"])
         return _cell(text, "elo") + _cell("-", "ci95")
     return _cell(f"{row['elo']:+d}", "elo") + _cell(f"±{row['ci95']}", "ci95")
 
@@ -125,6 +125,47 @@ def _head_to_head(summary: Mapping[str, Any]) -> str:
     return (_table(("", *names), rows, "head-to-head")
             + '<p class="legend">The row bot\'s score against the column bot (1 per game '
               'placed above, ½ per game placed level), with the number of games.</p>')
+
+
+def _duel_text(duel: Mapping[str, Any]) -> tuple[str, str]:
+    """A duel's Elo with its 95% interval and size ("+147 ± 126 (10 pairs)"), and its
+    counts ("pairs by score 0, ½, 1, 1½, 2: 1, 2, 3, 2, 2")."""
+    pairs = duel["kind"] == "pentanomial"
+    unit = "pair" if pairs else "game"
+    n = sum(duel["counts"])
+    size = f"{n:g} {unit}{'' if n == 1 else 's'}"
+    if duel["elo"] is None:
+        elo = f"all {unit}s {'won' if duel['score'] >= 0.5 else 'lost'} ({size})"
+    else:
+        spread = "" if duel["elo_ci95"] is None else f" ± {duel['elo_ci95']:.0f}"
+        elo = f"{round(duel['elo']) + 0:+d}{spread} ({size})"
+    scores = "0, ½, 1, 1½, 2" if pairs else "loss, draw, win"
+    counts = ", ".join(f"{c:g}" for c in duel["counts"])
+    return elo, f"{unit}s by score {scores}: {counts}"
+
+
+def _duels(summary: Mapping[str, Any]) -> str:
+    """The row bot's Elo against the column bot with its 95% interval, from duplicate
+    pairs when there are any (with the pentanomial counts), else from games."""
+    h2h = summary["head_to_head"]
+    names = _names(summary)
+    rows = []
+    for a in names:
+        cells = []
+        for b in names:
+            duel = (h2h.get(a, {}).get(b) or {}).get("duels")
+            if a == b or not duel:
+                cells.append(_cell("-" if a == b else ""))
+                continue
+            elo, counts = _duel_text(duel)
+            cells.append(f'<td class="duel-{escape(b)}">{escape(elo)}'
+                         f'<br><small class="muted">{escape(counts)}</small></td>')
+        rows.append(_row(a, "".join(cells)))
+    return (_table(("", *names), rows, "duels")
+            + '<p class="legend">The row bot\'s Elo against the column bot with its 95% '
+              'interval, from duplicate pairs (a deal set played on both sides; a pair '
+              'scores 0 to 2) when there are any, else from games; below, how many pairs '
+              'scored each amount (the pentanomial counts).</p>')
 
 
 def _stats(summary: Mapping[str, Any]) -> str:
@@ -212,13 +253,19 @@ def _faults(summary: Mapping[str, Any]) -> str:
     return _table(headers, rows, "faults")
 
 
+def replay_file_base(ref: str) -> str:
+    """A game's reference ``TOURNAMENT/KEY`` as a file name, unsafe characters replaced
+    (without ``.html``)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", ref) or "game"
+
+
 def replay_file_names(games: Sequence[GameSummary]) -> list[str]:
     """A distinct file name per game: its reference ``TOURNAMENT/KEY`` with unsafe
     characters replaced, so tournaments sharing a results folder keep their own pages."""
     seen: set[str] = set()
     out = []
     for g in games:
-        base = re.sub(r"[^A-Za-z0-9._-]", "_", g.ref) or "game"
+        base = replay_file_base(g.ref)
         name, n = base, 1
         while name in seen:
             n += 1
@@ -260,6 +307,7 @@ def render_report_html(data: ReportData, replay_files: Sequence[str]) -> str:
 <div class="charts">
 <section><h2>Likelihood of superiority (row above column)</h2>{_los(summary)}</section>
 <section><h2>Head to head</h2>{_head_to_head(summary)}</section>
+<section><h2>Head-to-head Elo</h2>{_duels(summary)}</section>
 </div>
 <section><h2>Euchre statistics</h2>{_stats(summary)}</section>
 <section><h2>Rating against games played</h2>{_convergence(data)}</section>
@@ -291,17 +339,21 @@ def write_report_html(out_dir: Path, store: ResultsStore, tournament_id: str, *,
                       anchor: str | None = None, anchor_rating: float = 0.0,
                       name: str = "report.html") -> Path:
     """Write ``report.html`` for one tournament of ``store`` into ``out_dir`` (created if
-    needed), and one replay page per game into ``out_dir/replays/`` (pages already
-    written by this version of the viewer are kept); return the report's path.
+    needed), and one replay page per game into ``out_dir/replays/``, which share the
+    viewer's ``viewer.css`` and ``viewer.js`` there (pages already written by this
+    version of the viewer are kept); return the report's path.
     ``anchor`` fixes a bot's rating as in ``summary.json``; ``name`` is the report's file
     name."""
     data = load_report(store, tournament_id, anchor=anchor, anchor_rating=anchor_rating)
     files = replay_file_names(data.games)
     replays = out_dir / REPLAY_DIR
     replays.mkdir(parents=True, exist_ok=True)
+    for shared, text in VIEWER_FILES.items():  # one style sheet and script for the pages
+        if not (replays / shared).is_file() or (replays / shared).read_text() != text:
+            _write(replays / shared, text)
     for game, file in zip(data.games, files, strict=True):
         if not _is_current(replays / file):
-            _write(replays / file, replay_html(dict(game.record)))
+            _write(replays / file, replay_html(dict(game.record), shared=True))
     path = out_dir / name
     _write(path, render_report_html(data, files))
     return path

@@ -80,8 +80,7 @@ def interval_plot(rows: Sequence[tuple[str, float, float, float]], *, label: str
         colour = (colours or {}).get(name, PALETTE[i % len(PALETTE)])
         body.append(
             f'<g class="interval" data-name="{escape(name)}">'
-            f'<title>{escape(name)}: {round(value):+d} '
-            f'({round(lower):+d} to {round(upper):+d})</title>'
+            f'<title>{escape(name)}: {_elo(value)} ({_elo(lower)} to {_elo(upper)})</title>'
             f'<text x="{_f(left - 8)}" y="{_f(y + 4)}" text-anchor="end">{escape(name)}</text>'
             f'<line x1="{_f(x(lower))}" x2="{_f(x(upper))}" y1="{_f(y)}" y2="{_f(y)}" '
             f'stroke="{colour}" stroke-width="6" stroke-linecap="round" opacity=".45"/>'
@@ -191,3 +190,8 @@ def line_chart(series: Mapping[str, Sequence[tuple[float, float]]], *, x_label: 
                         f'<text x="{_f(width - right + 30)}" y="{_f(ly + 4)}">'
                         f'{escape(name)}</text>')
     return _svg(width, height, f"{y_label} against {x_label}", body)
+
+
+def _elo(x: float) -> str:
+    """A rating as a signed whole number, never "-0" (a rating of -1e-14 is +0)."""
+    return f"{round(x) + 0:+d}"

@@ -81,7 +81,7 @@ class _RefusalReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Refusal
     REFUSAL_REASON_SHUTTING_DOWN: _RefusalReason.ValueType  # 7
     """The referee is stopping and accepts no new bots."""
     REFUSAL_REASON_CAPACITY: _RefusalReason.ValueType  # 8
-    """The referee accepts no more connections (every seat is taken)."""
+    """Reserved: this referee never sends it (a taken seat is TOKEN_IN_USE)."""
 
 class RefusalReason(_RefusalReason, metaclass=_RefusalReasonEnumTypeWrapper):
     """Why a handshake was refused."""
@@ -103,7 +103,7 @@ REFUSAL_REASON_MALFORMED: RefusalReason.ValueType  # 6
 REFUSAL_REASON_SHUTTING_DOWN: RefusalReason.ValueType  # 7
 """The referee is stopping and accepts no new bots."""
 REFUSAL_REASON_CAPACITY: RefusalReason.ValueType  # 8
-"""The referee accepts no more connections (every seat is taken)."""
+"""Reserved: this referee never sends it (a taken seat is TOKEN_IN_USE)."""
 Global___RefusalReason: _TypeAlias = RefusalReason  # noqa: Y015
 
 class _GameTermination:
@@ -125,7 +125,7 @@ class _GameTerminationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_GameT
     winner and counts for nothing.
     """
     GAME_TERMINATION_HAND_LIMIT: _GameTermination.ValueType  # 4
-    """A limit on the number of hands was reached; places follow the scores."""
+    """Reserved: this referee sets no limit on the number of hands and never sends it."""
 
 class GameTermination(_GameTermination, metaclass=_GameTerminationEnumTypeWrapper):
     """How a game ended."""
@@ -143,7 +143,7 @@ GAME_TERMINATION_INTERRUPTED: GameTermination.ValueType  # 3
 winner and counts for nothing.
 """
 GAME_TERMINATION_HAND_LIMIT: GameTermination.ValueType  # 4
-"""A limit on the number of hands was reached; places follow the scores."""
+"""Reserved: this referee sets no limit on the number of hands and never sends it."""
 Global___GameTermination: _TypeAlias = GameTermination  # noqa: Y015
 
 class _FaultKind:
@@ -1076,7 +1076,8 @@ class DecisionRequest(_message.Message):
     @_builtins.property
     def legal_actions(self) -> _containers.RepeatedCompositeFieldContainer[_euchre_pb2.Action]:
         """Every legal action, complete and without duplicates; never empty. The order carries
-        no meaning.
+        no meaning, except that under a strikes policy the referee plays the first one for a
+        bot that faulted.
         """
 
     @_builtins.property
@@ -1170,9 +1171,10 @@ Global___GameOver: _TypeAlias = GameOver  # noqa: Y015
 
 @_typing.final
 class Fault(_message.Message):
-    """The referee tells the bot that it committed a fault. What happens next (the decision
-    asked again, an action played on the bot's behalf, or a forfeit announced by
-    GameOver) is the tournament's match policy.
+    """The referee tells the bot that it committed a fault. What happens next is the
+    tournament's match policy: an action played on the bot's behalf (played_action: the
+    first of the request's legal_actions) or a forfeit announced by GameOver. A decision
+    is never asked again.
     """
 
     DESCRIPTOR: _descriptor.Descriptor

@@ -1,0 +1,41 @@
+"""report.html shows the head-to-head Elo of every pair of bots with its 95% interval, as
+report.md does, and the pentanomial counts behind it. A real run of real bots."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_report_html_shows_each_duels_elo_interval_and_pentanomial_counts(
+        tmp_path: Path) -> None:
+    (tmp_path / "t.toml").write_text(
+        'name = "t"\ngames = 3\ntc = "5+30"\n[rules]\nform = "two-handed"\ntarget = 5\n'
+        '[[bot]]\nname = "noisy"\n'
+        'command = "{python} -m sample_bots.heuristic_bot --epsilon 0.3"\n'
+        '[[bot]]\nname = "heuristic"\ncommand = "{python} -m sample_bots.heuristic_bot"\n')
+    done = subprocess.run([sys.executable, "-m", "harness", "run", "t.toml", "--quiet"],
+                          cwd=tmp_path, text=True, capture_output=True, timeout=300,
+                          check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "results"
+    summary = json.loads((out / "summary.json").read_text())
+    duel = summary["head_to_head"]["heuristic"]["noisy"]["duels"]
+    assert duel["kind"] == "pentanomial" and sum(duel["counts"]) == 3
+    page = html.unescape((out / "report.html").read_text())
+    section = page[page.index("<h2>Head-to-head Elo</h2>"):]
+    cell = re.search(r'<td class="duel-noisy">(.*?)<br><small class="muted">(.*?)</small>',
+                     section)
+    assert cell, section[:2000]
+    counts = ", ".join(f"{c:g}" for c in duel["counts"])
+    assert cell.group(2) == f"pairs by score 0, ½, 1, 1½, 2: {counts}"
+    # The same text as report.md's head-to-head Elo table.
+    assert cell.group(1) in (out / "report.md").read_text(), cell.group(1)
+    assert cell.group(1).endswith("(3 pairs)")
