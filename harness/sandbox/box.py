@@ -24,6 +24,7 @@ import dataclasses
 import functools
 import os
 import shutil
+import signal
 import stat
 import sys
 import time
@@ -147,6 +148,7 @@ class Box:
         self.process: asyncio.subprocess.Process | None = None
         self._pump: asyncio.Task[None] | None = None
         self._oom_kills = 0
+        self._cpu_ns = 0
 
     async def __aenter__(self) -> Box:
         return self
@@ -204,8 +206,11 @@ class Box:
         return self.process
 
     def cpu_ns(self) -> int:
-        """CPU time used so far by every process of the box, in nanoseconds."""
-        return self.group.cpu_ns() if self.group is not None else 0
+        """CPU time used so far by every process of the box, in nanoseconds (after
+        :meth:`kill`, the total)."""
+        if self.group is not None:
+            self._cpu_ns = max(self._cpu_ns, self.group.cpu_ns())
+        return self._cpu_ns
 
     def oom_killed(self) -> bool:
         """Whether the kernel killed a process of the box for its memory limit."""
@@ -217,6 +222,11 @@ class Box:
         """How many forks the process cap refused."""
         return self.group.pids_refused() if self.group is not None else 0
 
+    def terminate(self) -> None:
+        """Ask the box's processes to end (SIGTERM to each one the bot runs)."""
+        if self.group is not None:
+            self.group.signal_user(mounts.NOBODY, signal.SIGTERM)
+
     async def wait(self) -> int:
         assert self.process is not None
         return await self.process.wait()
@@ -224,9 +234,11 @@ class Box:
     async def kill(self) -> None:
         """Kill every process of the box, reap the first, remove the cgroup. Safe to call
         again."""
-        group, self.group = self.group, None
+        group = self.group
         if group is not None:
-            self._oom_kills = max(self._oom_kills, group.oom_kills())
+            self.oom_killed()
+            self.cpu_ns()
+            self.group = None
             await asyncio.to_thread(group.kill)
         proc = self.process
         if proc is not None and proc.returncode is None:

@@ -231,6 +231,20 @@ class Group:
                 pids.update(int(p) for p in (d / "cgroup.procs").read_text().split())
         return sorted(pids)
 
+    def signal_user(self, uid: int, sig: signal.Signals) -> None:
+        """Send ``sig`` to the members running as ``uid`` (a box's own processes, not
+        the bubblewrap processes that hold it together)."""
+        for pid in self.members():
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            uids = next((ln.split()[1:] for ln in status.splitlines()
+                         if ln.startswith("Uid:")), [])
+            if uids and int(uids[0]) == uid:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, sig)
+
     def kill(self, timeout: float = 5.0) -> bool:
         """SIGKILL every process in the group until it is empty (True) or ``timeout``
         seconds pass. v2 has ``cgroup.kill``; on v1 the members are killed one by one,
