@@ -11,17 +11,15 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 from harness.errors import SandboxUnavailable
 from harness.referee.arena import Arena
-from harness.referee.outcome import GameResult, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
-from harness.rules import RulesConfig
 from harness.sandbox import BoxLimits, check_available
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -58,11 +56,6 @@ def boxed(folder: Path, script: str, limits: BoxLimits | None = None,
     """A local bot run by this Python from ``folder`` in a box."""
     return BotCommand((sys.executable, script), cwd=str(folder), env=dict(env or {}),
                       sandbox=limits or BoxLimits())
-
-
-async def play(arena: Arena, seats: Sequence[str], *, game_id: str = "g1", seed: int = 1,
-               tc: TimeControl | None = None) -> GameResult:
-    return await arena.play(game_id, RulesConfig(), seed, list(seats), time_control=tc)
 
 
 def add(arena: Arena, name: str, command: BotCommand, instances: int = 1) -> None:

@@ -14,10 +14,10 @@ from sandbox_support import TESTS, add, bot_folder, boxed, random_bot_folder, re
 
 from harness.errors import ConfigError, SandboxUnavailable
 from harness.referee.arena import Arena
-from harness.referee.outcome import FaultKind, TimeControl, Termination
+from harness.referee.outcome import FaultKind, Termination, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
-from harness.rules import RulesConfig
+from harness.rules import Form, RulesConfig
 from harness.sandbox import BoxLimits, box, run_build
 from harness.sandbox.bots import BoxedBotProcess
 from harness.tournament.config import build_config, read_config
@@ -74,7 +74,7 @@ def test_running_out_of_memory_is_a_crash_with_the_memory_limit(boxes: None,
             add(arena, "hog", boxed(box_bot_folder(tmp_path), "box_bot.py", limits,
                                     {"BOX_BOT_MODE": "hog"}))
             add(arena, "plain", plain_random())
-            result = await arena.play("g1", RulesConfig(form="two-handed"), 1, ["hog", "plain"])
+            result = await arena.play("g1", RulesConfig(form=Form.TWO_HANDED), 1, ["hog", "plain"])
             assert result.termination is Termination.FORFEIT
             (fault,) = result.faults
             assert (fault.bot, fault.kind, fault.detail) == ("hog", FaultKind.CRASH,
@@ -91,7 +91,7 @@ def test_a_cpu_spin_is_a_time_fault(boxes: None, tmp_path: Path, clock: str) -> 
                                      env={"BOX_BOT_MODE": "spin"}))
             add(arena, "other", boxed(random_bot_folder(tmp_path / "rb"), "random_bot.py"))
             tc = TimeControl(0.3, 0.0, clock)
-            result = await arena.play("g1", RulesConfig(form="two-handed"), 1,
+            result = await arena.play("g1", RulesConfig(form=Form.TWO_HANDED), 1,
                                       ["spin", "other"], time_control=tc)
             assert result.termination is Termination.FORFEIT
             (fault,) = result.faults
@@ -113,7 +113,7 @@ def test_the_cpu_clock_does_not_charge_a_bot_for_waiting(boxes: None, tmp_path: 
                                        env={"BOX_BOT_MODE": "sleep", "BOX_BOT_SLEEP": "0.1"}))
             add(arena, "other", boxed(random_bot_folder(tmp_path / "rb"), "random_bot.py"))
             tc = TimeControl(0.02, 0.0, clock)
-            result = await arena.play("g1", RulesConfig(form="two-handed", target=3), 1,
+            result = await arena.play("g1", RulesConfig(form=Form.TWO_HANDED, target=3), 1,
                                       ["sleepy", "other"], time_control=tc)
             if clock == "wall":
                 assert [f.kind for f in result.faults] == [FaultKind.TIMEOUT]
@@ -129,7 +129,7 @@ def test_processes_a_bot_leaves_behind_die_with_its_box(boxes: None, tmp_path: P
             add(arena, "leaver", boxed(box_bot_folder(tmp_path), "box_bot.py",
                                        env={"BOX_BOT_MODE": "leftover"}))
             add(arena, "plain", plain_random())
-            result = await arena.play("g1", RulesConfig(form="two-handed"), 1,
+            result = await arena.play("g1", RulesConfig(form=Form.TWO_HANDED), 1,
                                       ["leaver", "plain"])
             (fault,) = result.faults
             assert fault.kind is FaultKind.CRASH
@@ -193,7 +193,7 @@ def test_a_box_refuses_files_its_user_cannot_read(boxes: None, tmp_path: Path) -
         async with Arena(log_dir=tmp_path / "logs") as arena:
             add(arena, "b", boxed(private, "random_bot.py"))
             add(arena, "plain", plain_random())
-            result = await arena.play("g1", RulesConfig(form="two-handed"), 1, ["b", "plain"])
+            result = await arena.play("g1", RulesConfig(form=Form.TWO_HANDED), 1, ["b", "plain"])
             (fault,) = result.faults
             assert fault.kind is FaultKind.STARTUP_FAILURE and "every user may read" in \
                 fault.detail
