@@ -18,9 +18,11 @@ import pytest
 
 from harness.errors import SandboxUnavailable
 from harness.referee.arena import Arena
+from harness.referee.outcome import GameResult
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
-from harness.sandbox import BoxLimits, check_available
+from harness.rules import Form, RulesConfig
+from harness.sandbox import SOCKET_NAME, BoxLimits, check_available
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TESTS = Path(__file__).resolve().parent
@@ -60,3 +62,22 @@ def boxed(folder: Path, script: str, limits: BoxLimits | None = None,
 
 def add(arena: Arena, name: str, command: BotCommand, instances: int = 1) -> None:
     arena.add(Entrant(name, command), instances)
+
+
+async def play_over_unix(log_dir: Path, command: tuple[str, ...],
+                         cwd: Path = REPO_ROOT) -> tuple[GameResult, list[str]]:
+    """One two-handed game between ``command`` (unboxed, given ``--address
+    unix:PATH``, the referee's box socket) and the Python random bot over TCP: the
+    result, and the peer of each seat's stream."""
+    async with Arena(log_dir=log_dir) as arena:
+        folder = await arena.server.box_socket_dir()
+        address = f"unix:{folder / SOCKET_NAME}"
+        add(arena, "unix", BotCommand((*command, "--address", address), cwd=str(cwd)))
+        add(arena, "tcp", BotCommand((sys.executable, "-m", "sample_bots.random_bot"),
+                                     cwd=str(REPO_ROOT)))
+        result = await arena.play("g1", RulesConfig(form=Form.TWO_HANDED), 1, ["unix", "tcp"])
+        peers = []
+        for name in ("unix", "tcp"):
+            session = arena.pool.instances(name)[0].slot.session
+            peers.append(session.peer if session is not None else "")
+        return result, peers
