@@ -5,6 +5,7 @@ left when it ends. (The attacks of a hostile bot: tests/test_sandbox_escape.py.)
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -238,3 +239,21 @@ def test_sandbox_keys_reach_the_box(tmp_path: Path) -> None:
     assert b.sandbox == BoxLimits()
     assert str(config.time_control) == "0.5+5/cpu"
     assert TimeControl.parse("0.5+5/cpu") == config.time_control
+
+
+def test_match_runs_a_bot_in_a_box_on_the_cpu_clock(boxes: None, tmp_path: Path) -> None:
+    folder = random_bot_folder(tmp_path / "rb")
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "match", "--bot", "boxed={python} random_bot.py",
+         "--bot", "plain={python} -m sample_bots.random_bot", "--box", f"boxed={folder}",
+         "--form", "two-handed", "--games", "1", "--tc", "0.5+5/cpu",
+         "--log-dir", str(tmp_path / "logs")],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "tc 0.5+5/cpu" in done.stderr and "normal" in done.stdout and "faults -" in done.stdout
+    assert "--- start:" in (tmp_path / "logs" / "boxed-0.log").read_text()
+    wrong = subprocess.run(
+        [sys.executable, "-m", "harness", "match", "--bot", "a={python} x.py", "--bot",
+         "b={python} y.py", "--box", f"c={folder}", "--log-dir", str(tmp_path / "logs")],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=False)
+    assert wrong.returncode == 2 and "--box names no --bot: c" in wrong.stderr
