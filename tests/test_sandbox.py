@@ -19,7 +19,7 @@ from harness.referee.outcome import FaultKind, Termination, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.rules import Form, RulesConfig
-from harness.sandbox import BoxLimits, box, run_build
+from harness.sandbox import BoxLimits, box, cgroups, run_build
 from harness.sandbox.bots import BoxedBotProcess
 from harness.tournament.config import build_config, read_config
 
@@ -257,3 +257,49 @@ def test_match_runs_a_bot_in_a_box_on_the_cpu_clock(boxes: None, tmp_path: Path)
          "b={python} y.py", "--box", f"c={folder}", "--log-dir", str(tmp_path / "logs")],
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=False)
     assert wrong.returncode == 2 and "--box names no --bot: c" in wrong.stderr
+
+
+def test_a_box_has_its_limits_pinned_cpus_and_a_cpu_quota(boxes: None, tmp_path: Path) -> None:
+    """The cgroup holds the configured limits; the box runs only on its cpuset; a
+    spinning box with half a core's quota gets at most half a core (plus a period)."""
+    limits = BoxLimits(memory_mib=100, pids=20, cpus=0.5, cpuset=(0,))
+    script = ("import os, time\nprint('cpus', sorted(os.sched_getaffinity(0)), flush=True)\n"
+              "end = time.monotonic() + 1.0\nwhile time.monotonic() < end: pass\n")
+    folder = bot_folder(tmp_path / "spin")
+    (folder / "spin.py").write_text(script)
+    (folder / "spin.py").chmod(0o644)
+
+    async def main() -> tuple[int, float]:
+        async with box.Box("limits", folder, limits, None) as b:
+            started = time.monotonic()
+            proc = await b.start([sys.executable, "spin.py"], {}, tmp_path / "log")
+            group = b.group
+            assert group is not None
+            files = {name: (d / name).read_text().strip() for d in group.directories()
+                     for name in ("memory.limit_in_bytes", "memory.max", "pids.max",
+                                  "cpuset.cpus") if (d / name).exists()}
+            assert files.get("memory.limit_in_bytes", files.get("memory.max")) == \
+                str(100 << 20)
+            assert files["pids.max"] == "20" and files["cpuset.cpus"] == "0"
+            assert await proc.wait() == 0
+            return b.cpu_ns(), time.monotonic() - started
+    cpu_ns, wall = asyncio.run(main())
+    assert "cpus [0]" in (tmp_path / "log").read_text()
+    assert cpu_ns / 1e9 <= 0.5 * wall + 0.1
+
+
+def test_groups_left_by_a_killed_referee_are_swept(boxes: None) -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    where = cgroups.hierarchy()
+    stale = [d / f"box-{dead.pid}-0123456789ab" for d in where.directories()]
+    live = cgroups.Group(where)  # this process's: kept
+    for d in stale:
+        d.mkdir()
+    live.create(memory_bytes=64 << 20, pids=8, cpus=1.0, cpuset=None)
+    try:
+        cgroups.hierarchy()
+        assert not any(d.exists() for d in stale)
+        assert all(d.exists() for d in live.directories())
+    finally:
+        live.remove()

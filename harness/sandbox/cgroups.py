@@ -93,7 +93,7 @@ def hierarchy() -> Hierarchy:
         _make_parent(parent)
         if controller == "cpuset":
             _inherit_cpuset(parent)
-    return Hierarchy(1, parents)
+    return _swept(Hierarchy(1, parents))
 
 
 def _v2_hierarchy() -> Hierarchy:
@@ -111,7 +111,26 @@ def _v2_hierarchy() -> Hierarchy:
     except OSError as e:
         raise SandboxUnavailable(f"cannot enable the cgroup controllers for boxes in "
                                  f"{parent}: {e.strerror or e}") from None
-    return Hierarchy(2, dict.fromkeys(V2_CONTROLLERS, parent))
+    return _swept(Hierarchy(2, dict.fromkeys(V2_CONTROLLERS, parent)))
+
+
+def _swept(where: Hierarchy) -> Hierarchy:
+    """Remove the empty groups of boxes whose referee is gone (one killed with SIGKILL
+    takes its boxes' processes with it, but cannot remove their groups)."""
+    for parent in where.directories():
+        with contextlib.suppress(OSError):
+            for child in parent.iterdir():
+                owner = child.name.split("-")
+                if len(owner) != 3 or owner[0] != "box" or not owner[1].isdigit():
+                    continue
+                try:
+                    os.kill(int(owner[1]), 0)
+                except ProcessLookupError:
+                    with contextlib.suppress(OSError):
+                        child.rmdir()  # refused while a process is still in it
+                except PermissionError:
+                    pass
+    return where
 
 
 def _make_parent(parent: Path) -> None:
