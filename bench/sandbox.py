@@ -1,7 +1,7 @@
 """Boxes (harness.sandbox): start-up time, per-decision overhead, the CPU clock's spread.
 
     python bench/sandbox.py [--startups 20] [--games 20] [--runs 100] [--load 2]
-                            [--json PATH]
+                            [--only startup,overhead,clock] [--json PATH]
 
 Needs bubblewrap and root (or a delegated cgroup), like every boxed bot.
 
@@ -18,8 +18,9 @@ Needs bubblewrap and root (or a delegated cgroup), like every boxed bot.
    ``bench/busy_bot.py`` (a fixed amount of CPU work per decision, seeded play) under
    ``clock = "cpu"``, while ``--load`` processes spin on the CPUs: the CPU each game
    charges (sum of its decisions), the spread of the charge of each decision across the
-   runs, and how the two identical bots' charges compare. The same games on the wall
-   clock (``--wall-runs``) under the same load, for contrast.
+   runs, and how the two identical bots' charges compare (the median charge of each
+   one's decisions). The same games on the wall clock (``--wall-runs``) under the same
+   load, for contrast.
 """
 
 from __future__ import annotations
@@ -151,49 +152,41 @@ async def clock_spread(runs: int, wall_runs: int, folder: Path, logs: Path,
                        loops: int) -> dict[str, Any]:
     env = {"BUSY_BOT_LOOPS": str(loops)}
     games: dict[str, list[list[float]]] = {"cpu": [], "wall": []}
-    seats: list[tuple[float, float]] = []
+    seats: list[int] = []  # the seat of each decision (the same game every run)
     faults = 0
     async with Arena(log_dir=logs) as arena:
         arena.add(Entrant("busy", BotCommand((sys.executable, "busy_bot.py"), cwd=str(folder),
                                              env=env, sandbox=BoxLimits())), 2)
-        instances = arena.pool.instances("busy")
         for clock, n in (("cpu", runs), ("wall", wall_runs)):
             tc = TimeControl(1.0, 10.0, clock)
             for i in range(n + 1):  # the first: a warm-up
-                for inst in instances:
-                    await arena.pool.ready(inst)
-                before = [inst.process.cpu_ns() or 0 for inst in instances
-                          if inst.process is not None]
                 result = await arena.play(f"{clock}-{i}", SHORT, 3, ["busy", "busy"],
                                           time_control=tc)
-                after = [inst.process.cpu_ns() or 0 for inst in instances
-                         if inst.process is not None]
                 faults += len(result.faults)
                 if i:
                     games[clock].append(result.record["decision_ms"])
-                    if clock == "cpu":
-                        a, b = ((y - x) / 1e6 for x, y in zip(before, after, strict=True))
-                        seats.append((a, b))
+                    seats = [seat for hand in result.record["hands"]
+                             for seat, _ in hand["actions"]]
     lengths = {len(g) for g in games["cpu"] + games["wall"]}
     out: dict[str, Any] = {"decisions_per_game": sorted(lengths), "faults": faults}
     for clock, rows in games.items():
-        if not rows or len({len(r) for r in rows}) != 1:
+        if not rows or len(lengths) != 1:
             continue
         per_index = list(zip(*rows, strict=True))
+        ranges = [(max(c) - min(c)) / statistics.median(c) for c in per_index]
+        by_seat = [[ms for row in rows for ms, s in zip(row, seats, strict=True) if s == seat]
+                   for seat in (0, 1)]
         out[clock] = {
             "game_ms": spread([sum(r) for r in rows]),
-            "decision_ms": statistics.median(statistics.median(c) for c in per_index),
-            # per decision: (max - min) / median across the runs; then the median and
-            # the 90th percentile of that over the game's decisions
-            "decision_range_median": statistics.median(
-                (max(c) - min(c)) / statistics.median(c) for c in per_index),
-            "decision_range_p90": statistics.quantiles(
-                [(max(c) - min(c)) / statistics.median(c) for c in per_index], n=10)[-1],
+            "decision_ms": spread([ms for row in rows for ms in row]),
+            # per decision of the game: (max - min) / median of its charge over the runs;
+            # then the median and the 90th percentile of that over the game's decisions
+            "decision_range_median": statistics.median(ranges),
+            "decision_range_p90": statistics.quantiles(ranges, n=10)[-1],
+            # the two identical bots: the median charge of each one's decisions
+            "seat_decision_ms": [statistics.median(b) for b in by_seat],
+            "seat_ratio": statistics.median(by_seat[0]) / statistics.median(by_seat[1]),
         }
-    if seats:
-        out["seat_box_ms"] = [statistics.median(s[0] for s in seats),
-                              statistics.median(s[1] for s in seats)]
-        out["seat_ratio"] = spread([s[0] / s[1] for s in seats])
     return out
 
 
@@ -215,11 +208,15 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         report: dict[str, Any] = {"machine": {"nproc": os.cpu_count(),
                                               "python": platform.python_version(),
                                               "load_before": os.getloadavg()[0]}}
-        report["startup"] = {**await box_startup(args.startups, random_bot),
-                             **await bot_startup(args.startups, random_bot, logs)}
-        print("start-up:", json.dumps(report["startup"]), flush=True)
-        report["overhead"] = await overhead(args.games, random_bot, logs)
-        print("overhead:", json.dumps(report["overhead"]), flush=True)
+        if "startup" in args.only:
+            report["startup"] = {**await box_startup(args.startups, random_bot),
+                                 **await bot_startup(args.startups, random_bot, logs)}
+            print("start-up:", json.dumps(report["startup"]), flush=True)
+        if "overhead" in args.only:
+            report["overhead"] = await overhead(args.games, random_bot, logs)
+            print("overhead:", json.dumps(report["overhead"]), flush=True)
+        if "clock" not in args.only:
+            return report
         load = start_load(args.load)
         try:
             report["clock"] = await clock_spread(args.runs, args.wall_runs, busy_bot, logs,
@@ -241,6 +238,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--wall-runs", type=int, default=20)
     ap.add_argument("--load", type=int, default=2, help="processes spinning during part 3")
     ap.add_argument("--loops", type=int, default=200_000, help="busy_bot's work per decision")
+    ap.add_argument("--only", default="startup,overhead,clock",
+                    help="the parts to run, comma-separated (default all three)")
     ap.add_argument("--json", type=Path, default=None)
     return ap.parse_args(argv)
 
