@@ -77,7 +77,8 @@ async def play(root: Path, folder: Path, files: list[Path], dirs: list[Path]) ->
     listener = socket.create_server(("127.0.0.1", 0))
     listener.setblocking(False)
     try:
-        async with Arena(log_dir=root / "logs") as arena:
+        # The attacks run before the bot connects: give it time on a crowded machine.
+        async with Arena(log_dir=root / "logs", startup_timeout=90) as arena:
             env = {"HOSTILE_PORTS": os.pathsep.join([str(arena.server.port),
                                                      str(listener.getsockname()[1])]),
                    "HOSTILE_FILES": os.pathsep.join(map(str, files)),
