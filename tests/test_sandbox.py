@@ -304,3 +304,21 @@ def test_groups_left_by_a_killed_referee_are_swept(boxes: None) -> None:
         assert all(d.exists() for d in live.directories())
     finally:
         live.remove()
+
+
+def test_the_boxes_weigh_as_many_processes_as_there_are_boxes(boxes: None) -> None:
+    """Two boxes: their parent group has at least two ordinary processes' CPU weight, so
+    that a busy machine does not starve boxed bots next to unboxed ones."""
+    where = cgroups.hierarchy()
+    two = [cgroups.Group(where), cgroups.Group(where)]
+    try:
+        for g in two:
+            g.create(memory_bytes=64 << 20, pids=8, cpus=1.0, cpuset=None)
+        parent = where.parents["cpu"]
+        if where.version == 2:
+            assert int((parent / "cpu.weight").read_text()) >= 200
+        else:
+            assert int((parent / "cpu.shares").read_text()) >= 2048
+    finally:
+        for g in two:
+            g.remove()
