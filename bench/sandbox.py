@@ -194,7 +194,9 @@ async def clock_spread(runs: int, wall_runs: int, folder: Path, logs: Path,
 
 
 def start_load(n: int) -> list[subprocess.Popen[bytes]]:
-    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    """``n`` spinning processes, which the kernel kills if this one dies."""
+    spin = ["setpriv", "--pdeathsig", "KILL", "--", sys.executable, "-c", "while True: pass"]
+    return [subprocess.Popen(spin) for _ in range(n)]
 
 
 async def main(args: argparse.Namespace) -> dict[str, Any]:
