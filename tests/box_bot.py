@@ -23,7 +23,11 @@ from harness.rules.actions import Action
 from harness.rules.config import RulesConfig
 from harness.sdk import Bot, run
 
-MODE = os.environ.get("BOX_BOT_MODE", "play")
+# The mode and the sleep may also be the first two arguments (for `match`, which has no
+# per-bot environment).
+ARGS = [a for a in sys.argv[1:] if not a.startswith("-")][:2]
+MODE = ARGS[0] if ARGS else os.environ.get("BOX_BOT_MODE", "play")
+SLEEP = float(ARGS[1]) if len(ARGS) > 1 else float(os.environ.get("BOX_BOT_SLEEP", "0.5"))
 
 
 class BoxBot(Bot):
@@ -44,7 +48,7 @@ class BoxBot(Bot):
             while True:
                 pass
         elif MODE == "sleep":
-            time.sleep(float(os.environ.get("BOX_BOT_SLEEP", "0.5")))
+            time.sleep(SLEEP)
         elif MODE == "leftover" and self.decisions == 1:
             if os.fork() == 0:
                 os.setsid()

@@ -322,3 +322,34 @@ def test_the_boxes_weigh_as_many_processes_as_there_are_boxes(boxes: None) -> No
     finally:
         for g in two:
             g.remove()
+
+
+def test_a_box_dies_with_its_referee_even_a_killed_one(boxes: None, tmp_path: Path) -> None:
+    folder = box_bot_folder(tmp_path)
+    referee = subprocess.Popen(
+        [sys.executable, "-m", "harness", "match", "--bot", "sleepy={python} box_bot.py sleep 60",
+         "--bot", "plain={python} -m sample_bots.random_bot", "--box", f"sleepy={folder}",
+         "--form", "two-handed", "--games", "1", "--tc", "120+0",
+         "--log-dir", str(tmp_path / "logs")],
+        cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        parent = cgroups.hierarchy().parents["pids"]
+        deadline = time.monotonic() + 60
+        group: Path | None = None
+        while time.monotonic() < deadline and referee.poll() is None:
+            found = [d for d in parent.glob(f"box-{referee.pid}-*")
+                     if len((d / "cgroup.procs").read_text().split()) >= 3]
+            if found and "--- start" in (tmp_path / "logs" / "sleepy-0.log").read_text():
+                group = found[0]
+                break
+            time.sleep(0.05)
+        assert group is not None, "the boxed bot never started"
+    finally:
+        referee.kill()
+        referee.wait()
+    deadline = time.monotonic() + 20
+    while (group / "cgroup.procs").read_text().split() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (group / "cgroup.procs").read_text().split() == []
+    cgroups.hierarchy()  # the next referee sweeps the dead one's groups
+    assert not group.exists()
