@@ -166,6 +166,10 @@ def test_builds_run_in_a_box_and_write_only_their_output(boxes: None, tmp_path: 
     slow = asyncio.run(run_build(files, ["/bin/sleep", "60"], BoxLimits(), log, 0.5,
                                  output=out))
     assert (slow.ok, slow.timed_out) == (False, True) and "out of time" in slow.detail
+    big = asyncio.run(run_build(files, [sys.executable, "-c", "b = bytearray(200 << 20)"],
+                                BoxLimits(memory_mib=64), log, 60, output=out))
+    assert (big.ok, big.oom) == (False, True)
+    assert big.detail == "the build ran out of memory (memory limit 64 MiB)"
 
 
 def test_without_bubblewrap_a_boxed_bot_is_refused_in_one_line(
