@@ -6,15 +6,15 @@ it does what ``BOX_BOT_MODE`` says:
 * ``spin``: burns CPU and never answers;
 * ``sleep``: sleeps ``BOX_BOT_SLEEP`` seconds (using no CPU), then answers, at every
   decision;
-* ``leftover``: starts a detached grandchild that outlives it (a new session, ignoring
-  SIGTERM and SIGHUP, sleeping forever), then exits at once: its game ends with a crash.
+* ``leftover``: starts a process that would outlive it (a new session, ignoring SIGTERM
+  and SIGHUP, sleeping an hour), then exits at once: its game ends with a crash.
 """
 
 from __future__ import annotations
 
 import os
 import random
-import signal
+import subprocess
 import sys
 import time
 
@@ -26,6 +26,11 @@ from harness.sdk import Bot, run
 # The mode and the sleep may also be the first two arguments (for `match`, which has no
 # per-bot environment).
 ARGS = [a for a in sys.argv[1:] if not a.startswith("-")][:2]
+LEFTOVER = ("import os, signal, time\n"
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+            "print('leftover', os.getpid(), 'running', flush=True)\n"
+            "time.sleep(3600)\n")
 MODE = ARGS[0] if ARGS else os.environ.get("BOX_BOT_MODE", "play")
 SLEEP = float(ARGS[1]) if len(ARGS) > 1 else float(os.environ.get("BOX_BOT_SLEEP", "0.5"))
 
@@ -50,17 +55,12 @@ class BoxBot(Bot):
         elif MODE == "sleep":
             time.sleep(SLEEP)
         elif MODE == "leftover" and self.decisions == 1:
-            if os.fork() == 0:
-                os.setsid()
-                if os.fork() == 0:
-                    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-                    signal.signal(signal.SIGHUP, signal.SIG_IGN)
-                    print(f"leftover {os.getpid()} running", flush=True)
-                    while True:
-                        time.sleep(1)
-                os._exit(0)
-            time.sleep(0.2)
-            os._exit(9)
+            leftover = subprocess.Popen(
+                [sys.executable, "-c", LEFTOVER], stdout=subprocess.PIPE,
+                start_new_session=True)
+            assert leftover.stdout is not None
+            print(leftover.stdout.readline().decode().strip(), flush=True)
+            os._exit(9)  # leave it behind
         return convert.action_from_pb(self.rng.choice(request.legal_actions))
 
 
