@@ -221,6 +221,8 @@ def config_text(tmp_path: Path, body: str) -> Path:
      '[[bot]]\nname = "b"\ncommand = "b"\n', "bot[1].sandbox", "every bot needs"),
     ('[[bot]]\nname = "a"\ncommand = "a"\ncwd = "a"\nsandbox = true\nbox_cpuset = [-1]\n'
      '[[bot]]\nname = "b"\ncommand = "b"\n', "bot[0].box_cpuset", "CPU numbers"),
+    ('[[bot]]\nname = "a"\ncommand = "a"\ncwd = "a"\nsandbox = true\nmemory_mb = 100\n'
+     '[[bot]]\nname = "b"\ncommand = "b"\n', "bot[0].memory_mb", "box's limits"),
     ('clock = "sundial"\n[[bot]]\nname = "a"\ncommand = "a"\n[[bot]]\nname = "b"\n'
      'command = "b"\n', "clock", "wall, cpu"),
 ])

@@ -208,7 +208,6 @@ class GameRunner:
             fault_kind, detail = FaultKind.TIMEOUT, str(e)
         except BotTerminatedError as e:
             fault_kind, detail = FaultKind.DISCONNECT, str(e)
-            why = None
             if session.violated:
                 fault_kind = FaultKind.PROTOCOL_VIOLATION
             elif self.crashed is not None and (why := await self.crashed(seat)) is not None:

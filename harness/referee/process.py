@@ -17,6 +17,10 @@ bytes (10 MiB by default) keeping the start and the end (:mod:`harness.referee.b
 Optional limits: CPU seconds and address-space megabytes (through ``prlimit``). On
 Linux, a bot is killed by the kernel if the referee dies (``setpriv --pdeathsig``), so
 none outlives it even when the referee is SIGKILLed.
+
+A command with ``sandbox`` limits runs in a box instead
+(:class:`harness.sandbox.bots.BoxedBotProcess`): only the ``EUCHRE_*`` variables and its
+``env`` reach it, and the box's limits replace ``cpu_seconds`` and ``memory_mb``.
 """
 
 from __future__ import annotations

@@ -116,6 +116,10 @@ class BotEntry:
             if self.cwd is None:
                 raise ConfigError("cwd", f"{self.name}: a sandboxed bot sees only its "
                                          f"cwd: give it a folder of its own")
+            for key in ("cpu_seconds", "memory_mb"):
+                if getattr(self, key) is not None:
+                    raise ConfigError(key, f"{self.name}: a sandboxed bot has its box's "
+                                           f"limits (box_*), not {key}")
             try:
                 self.limits()
             except ValueError as e:
