@@ -20,7 +20,8 @@ them as ``self.rules``::
         run(First())
 
 :func:`run` reads the referee's address and the bot's token from the environment
-(``EUCHRE_REFEREE_ADDRESS``, ``EUCHRE_BOT_TOKEN``) or from ``--address``/``--token``,
+(``EUCHRE_REFEREE_ADDRESS``, ``EUCHRE_BOT_TOKEN``) or from ``--address``/``--token``
+(``HOST:PORT``, or ``unix:PATH`` for a Unix socket, as a boxed bot dials its referee),
 dials (with TLS when given the CA certificate that signed the referee's certificate:
 ``--tls-ca FILE`` or ``EUCHRE_TLS_CA``), completes the handshake and plays until the
 referee closes the stream or says it shuts down (status 0). It reconnects (with backoff,
@@ -265,7 +266,8 @@ def run(bot: Bot, argv: Sequence[str] | None = None) -> None:
     to the bot: ``run`` neither rejects nor consumes it."""
     ap = argparse.ArgumentParser(description=f"{bot.name}: a Euchre bot", add_help=False)
     ap.add_argument("--address", default=os.environ.get("EUCHRE_REFEREE_ADDRESS"),
-                    help="the referee's host:port (default: $EUCHRE_REFEREE_ADDRESS)")
+                    help="the referee's host:port or unix:PATH (default: "
+                         "$EUCHRE_REFEREE_ADDRESS)")
     ap.add_argument("--token", default=os.environ.get("EUCHRE_BOT_TOKEN", ""),
                     help="the seat token for Hello (default: $EUCHRE_BOT_TOKEN)")
     ap.add_argument("--name", default=os.environ.get("EUCHRE_BOT_NAME"),

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 from build_support import build_lock
+from sandbox_support import play_over_unix
 from serve_support import Ladder, Started, end, wait_for
 from tls_support import make_certificates
 
@@ -357,3 +358,9 @@ def test_cpp_bot_sent_sigint_or_sigterm_exits_quietly_with_128_plus_the_signal(
         end([ladder, *bots])
     assert statuses == [128 + sig for sig in sent], [b.stderr for b in bots]
     assert [bot.stderr for bot in bots] == ["", ""]
+
+
+def test_cpp_bot_dials_a_unix_socket(cpp_bot: Path, tmp_path: Path) -> None:
+    result, peers = asyncio.run(play_over_unix(tmp_path, (str(cpp_bot),)))
+    assert result.termination is Termination.NORMAL and result.faults == ()
+    assert peers[0].startswith("unix:") and peers[1].startswith("ipv")

@@ -85,10 +85,11 @@ def test_run_in_process_stores_the_games_the_report_counts(tmp_path: Path) -> No
     assert "in process (no referee, no clock)" in proc.stderr
     with ResultsStore(store_path(tmp_path / "out")) as store:
         rows = list(store.games())
-    assert len(rows) == 4  # 2 deal sets x 2 seatings of the two sample bots
+    # the built-in field of four sample bots: 6 pairings x 2 deal sets x 2 seatings
+    assert len(rows) == 24
     assert all(r.termination is Termination.NORMAL for r in rows)
     assert all(len(r.record["decision_ms"]) > 0 and r.record["hands"] for r in rows)
-    assert "heuristic" in proc.stdout and "4" in proc.stdout
+    assert "heuristic" in proc.stdout and "24" in proc.stdout
     json.dumps(rows[0].record)  # the stored record is plain JSON, as from the referee
 
 

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sandbox_support import play_over_unix
 
 from harness.referee.arena import Arena
 from harness.referee.outcome import GameResult, Termination
@@ -149,3 +150,9 @@ async def handshake_and_exit_codes(node: str) -> None:
 
 def test_node_bot_handshake_and_exit_codes() -> None:
     asyncio.run(handshake_and_exit_codes(require_node()))
+
+
+def test_node_bot_dials_a_unix_socket(tmp_path: Path) -> None:
+    result, peers = asyncio.run(play_over_unix(tmp_path, (require_node(), str(NODE_BOT))))
+    assert result.termination is Termination.NORMAL and result.faults == ()
+    assert peers[0].startswith("unix:") and peers[1].startswith("ipv")

@@ -3,12 +3,14 @@ reachable from ``choose``, and what a decision shows (the documented surprises).
 
 from __future__ import annotations
 
+import asyncio
 import random
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sandbox_support import play_over_unix
 from test_faults import ROOMY, TWO, arena, log_text, run
 
 from harness.protocol import convert, messages
@@ -120,3 +122,10 @@ def test_public_actions_never_hold_a_discard() -> None:
         assert all(a.kind is not ActionKind.DISCARD for _, a in obs.public_actions)
         seen_discards += len(obs.discards)
     assert seen_discards > 0  # the bot's own discards are there, in obs.discards
+
+
+def test_the_sdk_dials_a_unix_socket(tmp_path: Path) -> None:
+    result, peers = asyncio.run(play_over_unix(
+        tmp_path, (sys.executable, "-m", "sample_bots.random_bot")))
+    assert result.termination is Termination.NORMAL and result.faults == ()
+    assert peers[0].startswith("unix:") and peers[1].startswith("ipv")

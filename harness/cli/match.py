@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import shlex
 import sys
@@ -27,6 +28,7 @@ from harness.referee.seating import match_seats, match_seed
 from harness.results.rows import StoredGame, to_row
 from harness.rules.config import RulesConfig
 from harness.rules.scoring import team_count
+from harness.sandbox import BoxLimits
 from harness.store import GameRow, ResultsStore
 from harness.store_lock import exclusive_writer
 from harness.tournament.config import rules_from_table
@@ -48,6 +50,9 @@ def register(sub: Any) -> None:
     m.add_argument("--bot", action="append", required=True, metavar="NAME=COMMAND",
                    help="a local bot (repeat per bot; {python} is this interpreter); "
                         "NAME@remote=TOKEN,... for a remote one")
+    m.add_argument("--box", action="append", default=[], metavar="NAME=FOLDER",
+                   help="run local bot NAME in a box (docs/hosting.md) that shows it FOLDER "
+                        "(read-only, its working directory), with the default limits")
     m.add_argument("--games", type=int, default=DEFAULT_GAMES,
                    help=f"games to play (default {DEFAULT_GAMES})")
     m.add_argument("--form", default=RulesConfig().form.value,
@@ -58,7 +63,8 @@ def register(sub: Any) -> None:
     m.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
                    help="a rule option, e.g. stick_the_dealer=true (see README)")
     m.add_argument("--tc", default=str(TimeControl()),
-                   help=f"seconds per decision + bank (default {TimeControl()})")
+                   help=f"seconds per decision + bank (default {TimeControl()}); "
+                        f"PER+BANK/cpu charges boxed bots' CPU time")
     m.add_argument("--policy", default=str(FaultPolicy()),
                    help=f"{FaultPolicy()} (default) or strikes[:N]")
     m.add_argument("--seed", type=int, default=1, help="derives every deal (default 1)")
@@ -93,6 +99,24 @@ def parse_bot(spec: str) -> Entrant:
         raise HarnessError(f"--bot {name}: cannot split the command ({e})") from None
     argv = [a.replace("{python}", sys.executable) for a in words]
     return Entrant(name, BotCommand(tuple(argv)))
+
+
+def boxed(entrants: Sequence[Entrant], specs: Sequence[str]) -> list[Entrant]:
+    """``entrants`` with each ``--box NAME=FOLDER`` applied: that local bot runs in a box
+    with the default limits, FOLDER as its files and working directory."""
+    folders = dict(split_assignment(spec, "--box", what="NAME=FOLDER") for spec in specs)
+    out = []
+    for e in entrants:
+        folder = folders.pop(e.name, None)
+        if folder is not None:
+            if e.command is None:
+                raise HarnessError(f"--box {e.name}: only a local bot runs in a box")
+            e = Entrant(e.name, dataclasses.replace(
+                e.command, cwd=str(Path(folder).resolve()), sandbox=BoxLimits()))
+        out.append(e)
+    if folders:
+        raise HarnessError(f"--box names no --bot: {', '.join(sorted(folders))}")
+    return out
 
 
 def parse_rules(form: str, deck: str, target: int | None, options: Sequence[str]) -> RulesConfig:
@@ -136,7 +160,7 @@ def cmd_match(args: argparse.Namespace) -> int:
 
 async def _match(args: argparse.Namespace) -> int:
     rules = parse_rules(args.form, args.deck, args.target, args.rule)
-    entrants = [parse_bot(b) for b in args.bot]
+    entrants = boxed([parse_bot(b) for b in args.bot], args.box)
     names = [e.name for e in entrants]
     tc = TimeControl.parse(args.tc)
     policy = FaultPolicy.parse(args.policy)

@@ -140,8 +140,8 @@ class InProcessArena:
         bots = [self._acquire(name) for name in seats]
         sessions = [InProcessSession(bot) for bot in bots]
 
-        async def crashed(seat: int) -> bool:
-            return sessions[seat].crashed
+        async def crashed(seat: int) -> str | None:
+            return "" if sessions[seat].crashed else None  # "": the exception's own detail
 
         runner = GameRunner(game_id, config, seed, sessions, seats,
                             time_control=time_control, policy=policy, stop=self.stop_games,

@@ -16,7 +16,8 @@
 // handles one by one.
 //
 // Configuration (the referee sets the environment variables when it starts the bot):
-//   EUCHRE_REFEREE_ADDRESS  or --address HOST:PORT   where to dial (required)
+//   EUCHRE_REFEREE_ADDRESS  or --address HOST:PORT   where to dial (required);
+//                                                    unix:PATH dials a Unix socket
 //   EUCHRE_BOT_TOKEN        or --token TOKEN         the seat token for Hello.token
 //   EUCHRE_BOT_NAME         or --name NAME           the name in Hello.bot_name
 //   EUCHRE_TLS_CA           or --tls-ca FILE         dial with TLS, trusting this CA
@@ -383,7 +384,7 @@ int main(int argc, char** argv) {
   stopper.Start();
   Options options;
   if (!ParseOptions(argc, argv, options)) {
-    std::cerr << "usage: random_bot [--address HOST:PORT] [--token TOKEN] [--name NAME] "
+    std::cerr << "usage: random_bot [--address HOST:PORT|unix:PATH] [--token TOKEN] [--name NAME] "
                  "[--tls-ca FILE]\n";
     return 2;
   }

@@ -13,7 +13,8 @@
 //      says `restarting` (a standing ladder): then reconnect, as after a lost connection.
 //
 // Configuration (the referee sets the environment variables when it starts the bot):
-//   EUCHRE_REFEREE_ADDRESS  or --address HOST:PORT   where to dial (required)
+//   EUCHRE_REFEREE_ADDRESS  or --address HOST:PORT   where to dial (required);
+//                                                    unix:PATH dials a Unix socket
 //   EUCHRE_BOT_TOKEN        or --token TOKEN         the seat token for Hello.token
 //   EUCHRE_BOT_NAME         or --name NAME           the name in Hello.bot_name
 //   EUCHRE_TLS_CA           or --tls-ca FILE         dial with TLS, trusting this CA
@@ -207,7 +208,7 @@ function main() {
       },
     }));
   } catch (err) {
-    process.stderr.write(`${err.message}\nusage: random_bot.js [--address HOST:PORT] [--token TOKEN] [--name NAME] [--tls-ca FILE]\n`);
+    process.stderr.write(`${err.message}\nusage: random_bot.js [--address HOST:PORT|unix:PATH] [--token TOKEN] [--name NAME] [--tls-ca FILE]\n`);
     process.exit(2);
   }
   if (!values.address) {

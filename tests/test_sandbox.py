@@ -1,0 +1,361 @@
+"""Boxed bots (harness.sandbox) in real boxes: bubblewrap, cgroups, the referee's Unix
+socket. Each limit of a box ends as the fault the docs promise, and nothing of a box is
+left when it ends. (The attacks of a hostile bot: tests/test_sandbox_escape.py.)"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from sandbox_support import TESTS, add, bot_folder, boxed, random_bot_folder, require_boxes
+
+from harness.errors import ConfigError, SandboxUnavailable
+from harness.referee.arena import Arena
+from harness.referee.outcome import FaultKind, Termination, TimeControl
+from harness.referee.pool import Entrant
+from harness.referee.process import BotCommand
+from harness.rules import Form, RulesConfig
+from harness.sandbox import BoxLimits, box, cgroups, run_build
+from harness.sandbox.bots import BoxedBotProcess
+from harness.tournament.config import build_config, read_config
+
+pytestmark = pytest.mark.timeout(120)
+
+RANDOM = (sys.executable, "-m", "sample_bots.random_bot")
+REPO_ROOT = TESTS.parent
+
+
+@pytest.fixture
+def boxes() -> None:
+    require_boxes()
+
+
+def plain_random() -> BotCommand:
+    return BotCommand(RANDOM, cwd=str(REPO_ROOT))
+
+
+def box_bot_folder(tmp_path: Path) -> Path:
+    return bot_folder(tmp_path / "box-bot", TESTS / "box_bot.py")
+
+
+def first_process(arena: Arena, name: str) -> BoxedBotProcess:
+    proc = arena.pool.instances(name)[0].process
+    assert isinstance(proc, BoxedBotProcess)
+    return proc
+
+
+def test_boxed_bots_play_a_full_game_over_the_unix_socket(boxes: None, tmp_path: Path) -> None:
+    async def main() -> None:
+        async with Arena(log_dir=tmp_path / "logs") as arena:
+            add(arena, "boxed", boxed(random_bot_folder(tmp_path / "rb"), "random_bot.py"), 2)
+            add(arena, "plain", plain_random(), 2)
+            result = await arena.play("g1", RulesConfig(), 1, ["boxed", "plain"] * 2)
+            assert result.termination is Termination.NORMAL and result.faults == ()
+            for inst in arena.pool.instances("boxed"):
+                assert inst.slot.session is not None
+                assert inst.slot.session.peer.startswith("unix:")
+                assert isinstance(inst.process, BoxedBotProcess)
+                assert (inst.process.cpu_ns() or 0) > 0
+            for inst in arena.pool.instances("plain"):
+                assert inst.slot.session is not None
+                assert inst.slot.session.peer.startswith("ipv")
+    asyncio.run(main())
+
+
+def test_running_out_of_memory_is_a_crash_with_the_memory_limit(boxes: None,
+                                                                 tmp_path: Path) -> None:
+    limits = BoxLimits(memory_mib=64)
+
+    async def main() -> None:
+        async with Arena(log_dir=tmp_path / "logs") as arena:
+            add(arena, "hog", boxed(box_bot_folder(tmp_path), "box_bot.py", limits,
+                                    {"BOX_BOT_MODE": "hog"}))
+            add(arena, "plain", plain_random())
+            result = await arena.play("g1", RulesConfig(form=Form.TWO_HANDED), 1, ["hog", "plain"])
+            assert result.termination is Termination.FORFEIT
+            (fault,) = result.faults
+            assert (fault.bot, fault.kind, fault.detail) == ("hog", FaultKind.CRASH,
+                                                             "memory limit 64 MiB")
+            assert "allocated" not in first_process(arena, "hog").log_path.read_text()
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("clock", ["wall", "cpu"])
+def test_a_cpu_spin_is_a_time_fault(boxes: None, tmp_path: Path, clock: str) -> None:
+    async def main() -> None:
+        async with Arena(log_dir=tmp_path / "logs") as arena:
+            add(arena, "spin", boxed(box_bot_folder(tmp_path), "box_bot.py",
+                                     env={"BOX_BOT_MODE": "spin"}))
+            add(arena, "other", boxed(random_bot_folder(tmp_path / "rb"), "random_bot.py"))
+            tc = TimeControl(0.3, 0.0, clock)
+            result = await arena.play("g1", RulesConfig(form=Form.TWO_HANDED), 1,
+                                      ["spin", "other"], time_control=tc)
+            assert result.termination is Termination.FORFEIT
+            (fault,) = result.faults
+            assert (fault.bot, fault.kind) == ("spin", FaultKind.TIMEOUT)
+            if clock == "cpu":  # cut by its CPU budget, or on a crowded machine by the
+                # wall limit (4 x 0.3 + 1 s) first
+                assert "of CPU" in fault.detail or "within 2.200s" in fault.detail
+                assert result.record["time_control"] == "0.3+0/cpu"
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("clock", ["wall", "cpu"])
+def test_the_cpu_clock_does_not_charge_a_bot_for_waiting(boxes: None, tmp_path: Path,
+                                                         clock: str) -> None:
+    """A bot that sleeps 0.2 s per decision: over its 0.05 s on the wall clock (a
+    timeout at once), far under it in CPU time (a whole game without a fault)."""
+    async def main() -> None:
+        async with Arena(log_dir=tmp_path / "logs") as arena:
+            add(arena, "sleepy", boxed(box_bot_folder(tmp_path), "box_bot.py",
+                                       env={"BOX_BOT_MODE": "sleep", "BOX_BOT_SLEEP": "0.2"}))
+            add(arena, "other", boxed(random_bot_folder(tmp_path / "rb"), "random_bot.py"))
+            tc = TimeControl(0.05, 0.0, clock)
+            result = await arena.play("g1", RulesConfig(form=Form.TWO_HANDED, target=3), 1,
+                                      ["sleepy", "other"], time_control=tc)
+            if clock == "wall":
+                assert [f.kind for f in result.faults] == [FaultKind.TIMEOUT]
+            else:
+                assert result.termination is Termination.NORMAL and result.faults == ()
+                assert all(0 <= ms < 50 for ms in result.record["decision_ms"])
+    asyncio.run(main())
+
+
+def test_processes_a_bot_leaves_behind_die_with_its_box(boxes: None, tmp_path: Path) -> None:
+    async def main() -> None:
+        async with Arena(log_dir=tmp_path / "logs") as arena:
+            add(arena, "leaver", boxed(box_bot_folder(tmp_path), "box_bot.py",
+                                       env={"BOX_BOT_MODE": "leftover"}))
+            add(arena, "plain", plain_random())
+            result = await arena.play("g1", RulesConfig(form=Form.TWO_HANDED), 1,
+                                      ["leaver", "plain"])
+            (fault,) = result.faults
+            assert fault.kind is FaultKind.CRASH
+            proc = first_process(arena, "leaver")
+            assert "leftover" in proc.log_path.read_text()  # the grandchild did start
+            assert proc.box is not None and proc.box.group is not None
+            group = proc.box.group
+            deadline = time.monotonic() + 10
+            while group.members() and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            assert group.members() == []  # the box is empty once its bot has exited
+            folders = group.directories()
+        assert not any(d.exists() for d in folders)  # and its cgroup is gone with the pool
+    asyncio.run(main())
+
+
+def test_builds_run_in_a_box_and_write_only_their_output(boxes: None, tmp_path: Path) -> None:
+    files = bot_folder(tmp_path / "src")
+    (files / "build.sh").write_text(
+        "echo built > /out/bot && echo made /out/bot\n"
+        "echo x > /bot/stray 2>/dev/null || echo cannot write /bot\n"
+        "getent hosts example.org || echo no network\n")
+    out = tmp_path / "out"
+    log = tmp_path / "build.log"
+    outcome = asyncio.run(run_build(files, ["/bin/sh", "build.sh"], BoxLimits(), log, 60,
+                                    output=out))
+    assert outcome.ok, (outcome, log.read_text())
+    assert (out / "bot").read_text() == "built\n"
+    assert not (files / "stray").exists()
+    text = log.read_text()
+    assert "cannot write /bot" in text and "no network" in text
+    slow = asyncio.run(run_build(files, ["/bin/sleep", "60"], BoxLimits(), log, 0.5,
+                                 output=out))
+    assert (slow.ok, slow.timed_out) == (False, True) and "out of time" in slow.detail
+    big = asyncio.run(run_build(files, [sys.executable, "-c", "b = bytearray(200 << 20)"],
+                                BoxLimits(memory_mib=64), log, 60, output=out))
+    assert (big.ok, big.oom) == (False, True)
+    assert big.detail == "the build ran out of memory (memory limit 64 MiB)"
+
+
+def test_without_bubblewrap_a_boxed_bot_is_refused_in_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(box, "_tool", lambda name, fallback: None)
+    box._machine.cache_clear()
+    try:
+        with pytest.raises(SandboxUnavailable) as err:
+            box.check_available()
+        assert "bubblewrap" in str(err.value) and "\n" not in str(err.value)
+
+        async def main() -> None:
+            async with Arena(log_dir=tmp_path / "logs") as arena:
+                with pytest.raises(SandboxUnavailable):  # never run unboxed instead
+                    arena.add(Entrant("b", boxed(tmp_path, "x.py")), 1)
+                assert "b" not in arena.pool.entrants
+        asyncio.run(main())
+    finally:
+        box._machine.cache_clear()
+
+
+def test_a_box_refuses_files_its_user_cannot_read(boxes: None, tmp_path: Path) -> None:
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+
+    async def main() -> None:
+        async with Arena(log_dir=tmp_path / "logs") as arena:
+            add(arena, "b", boxed(private, "random_bot.py"))
+            add(arena, "plain", plain_random())
+            result = await arena.play("g1", RulesConfig(form=Form.TWO_HANDED), 1, ["b", "plain"])
+            (fault,) = result.faults
+            assert fault.kind is FaultKind.STARTUP_FAILURE and "every user may read" in \
+                fault.detail
+    asyncio.run(main())
+
+
+def config_text(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "t.toml"
+    path.write_text('name = "t"\n' + body)
+    return path
+
+
+@pytest.mark.parametrize(("body", "option", "fragment"), [
+    ('[[bot]]\nname = "a"\ncommand = "a"\nsandbox = true\n[[bot]]\nname = "b"\n'
+     'command = "b"\n', "bot[0].cwd", "folder of its own"),
+    ('[[bot]]\nname = "a"\ncommand = "a"\ncwd = "."\nsandbox = true\n[[bot]]\nname = "b"\n'
+     'command = "b"\ncwd = "b"\nsandbox = true\n', "bot[0].cwd", "tournament's file"),
+    ('clock = "cpu"\n[[bot]]\nname = "a"\ncommand = "a"\ncwd = "a"\nsandbox = true\n'
+     '[[bot]]\nname = "b"\ncommand = "b"\n', "bot[1].sandbox", "every bot needs"),
+    ('[[bot]]\nname = "a"\ncommand = "a"\ncwd = "a"\nsandbox = true\nbox_cpuset = [-1]\n'
+     '[[bot]]\nname = "b"\ncommand = "b"\n', "bot[0].box_cpuset", "CPU numbers"),
+    ('[[bot]]\nname = "a"\ncommand = "a"\ncwd = "a"\nsandbox = true\nmemory_mb = 100\n'
+     '[[bot]]\nname = "b"\ncommand = "b"\n', "bot[0].memory_mb", "box's limits"),
+    ('clock = "sundial"\n[[bot]]\nname = "a"\ncommand = "a"\n[[bot]]\nname = "b"\n'
+     'command = "b"\n', "clock", "wall, cpu"),
+])
+def test_sandbox_keys_are_checked(tmp_path: Path, body: str, option: str,
+                                  fragment: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        build_config(read_config(config_text(tmp_path, body)))
+    assert err.value.option == option and fragment in err.value.message
+
+
+def test_sandbox_keys_reach_the_box(tmp_path: Path) -> None:
+    path = config_text(tmp_path, 'clock = "cpu"\ntc = "0.5+5"\n'
+                       '[[bot]]\nname = "a"\ncommand = "a"\ncwd = "a"\nsandbox = true\n'
+                       'box_memory_mib = 100\nbox_pids = 10\nbox_cpus = 0.5\nbox_cpuset = [1]\n'
+                       'box_tmp_mib = 8\n'
+                       '[[bot]]\nname = "b"\ncommand = "b"\ncwd = "b"\nsandbox = true\n')
+    config = build_config(read_config(path))
+    a, b = (bot.entrant().command for bot in config.bots)
+    assert a is not None and b is not None
+    assert a.sandbox == BoxLimits(memory_mib=100, pids=10, cpus=0.5, cpuset=(1,), tmp_mib=8)
+    assert b.sandbox == BoxLimits()
+    assert str(config.time_control) == "0.5+5/cpu"
+    assert TimeControl.parse("0.5+5/cpu") == config.time_control
+
+
+def test_match_runs_a_bot_in_a_box_on_the_cpu_clock(boxes: None, tmp_path: Path) -> None:
+    folder = random_bot_folder(tmp_path / "rb")
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "match", "--bot", "boxed={python} random_bot.py",
+         "--bot", "plain={python} -m sample_bots.random_bot", "--box", f"boxed={folder}",
+         "--form", "two-handed", "--games", "1", "--tc", "0.5+5/cpu",
+         "--log-dir", str(tmp_path / "logs")],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "tc 0.5+5/cpu" in done.stderr and "normal" in done.stdout and "faults -" in done.stdout
+    assert "--- start:" in (tmp_path / "logs" / "boxed-0.log").read_text()
+    wrong = subprocess.run(
+        [sys.executable, "-m", "harness", "match", "--bot", "a={python} x.py", "--bot",
+         "b={python} y.py", "--box", f"c={folder}", "--log-dir", str(tmp_path / "logs")],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=False)
+    assert wrong.returncode == 2 and "--box names no --bot: c" in wrong.stderr
+
+
+def test_a_box_has_its_limits_pinned_cpus_and_a_cpu_quota(boxes: None, tmp_path: Path) -> None:
+    """The cgroup holds the configured limits; the box runs only on its cpuset; a
+    spinning box with half a core's quota gets at most half a core (plus a period)."""
+    limits = BoxLimits(memory_mib=100, pids=20, cpus=0.5, cpuset=(0,))
+    script = ("import os, time\nprint('cpus', sorted(os.sched_getaffinity(0)), flush=True)\n"
+              "end = time.monotonic() + 1.0\nwhile time.monotonic() < end: pass\n")
+    folder = bot_folder(tmp_path / "spin")
+    (folder / "spin.py").write_text(script)
+    (folder / "spin.py").chmod(0o644)
+
+    async def main() -> tuple[int, float]:
+        async with box.Box("limits", folder, limits, None) as b:
+            started = time.monotonic()
+            proc = await b.start([sys.executable, "spin.py"], {}, tmp_path / "log")
+            group = b.group
+            assert group is not None
+            files = {name: (d / name).read_text().strip() for d in group.directories()
+                     for name in ("memory.limit_in_bytes", "memory.max", "pids.max",
+                                  "cpuset.cpus") if (d / name).exists()}
+            assert files.get("memory.limit_in_bytes", files.get("memory.max")) == \
+                str(100 << 20)
+            assert files["pids.max"] == "20" and files["cpuset.cpus"] == "0"
+            assert await proc.wait() == 0
+            return b.cpu_ns(), time.monotonic() - started
+    cpu_ns, wall = asyncio.run(main())
+    assert "cpus [0]" in (tmp_path / "log").read_text()
+    assert cpu_ns / 1e9 <= 0.5 * wall + 0.1
+
+
+def test_groups_left_by_a_killed_referee_are_swept(boxes: None) -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    where = cgroups.hierarchy()
+    stale = [d / f"box-{dead.pid}-0123456789ab" for d in where.directories()]
+    live = cgroups.Group(where)  # this process's: kept
+    for d in stale:
+        d.mkdir()
+    live.create(memory_bytes=64 << 20, pids=8, cpus=1.0, cpuset=None)
+    try:
+        cgroups.hierarchy()
+        assert not any(d.exists() for d in stale)
+        assert all(d.exists() for d in live.directories())
+    finally:
+        live.remove()
+
+
+def test_the_boxes_weigh_as_many_processes_as_there_are_boxes(boxes: None) -> None:
+    """Two boxes: their parent group has at least two ordinary processes' CPU weight, so
+    that a busy machine does not starve boxed bots next to unboxed ones."""
+    where = cgroups.hierarchy()
+    two = [cgroups.Group(where), cgroups.Group(where)]
+    try:
+        for g in two:
+            g.create(memory_bytes=64 << 20, pids=8, cpus=1.0, cpuset=None)
+        parent = where.parents["cpu"]
+        if where.version == 2:
+            assert int((parent / "cpu.weight").read_text()) >= 200
+        else:
+            assert int((parent / "cpu.shares").read_text()) >= 2048
+    finally:
+        for g in two:
+            g.remove()
+
+
+def test_a_box_dies_with_its_referee_even_a_killed_one(boxes: None, tmp_path: Path) -> None:
+    folder = box_bot_folder(tmp_path)
+    referee = subprocess.Popen(
+        [sys.executable, "-m", "harness", "match", "--bot", "sleepy={python} box_bot.py sleep 60",
+         "--bot", "plain={python} -m sample_bots.random_bot", "--box", f"sleepy={folder}",
+         "--form", "two-handed", "--games", "1", "--tc", "120+0",
+         "--log-dir", str(tmp_path / "logs")],
+        cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        parent = cgroups.hierarchy().parents["pids"]
+        deadline = time.monotonic() + 60
+        group: Path | None = None
+        while time.monotonic() < deadline and referee.poll() is None:
+            found = [d for d in parent.glob(f"box-{referee.pid}-*")
+                     if len((d / "cgroup.procs").read_text().split()) >= 3]
+            if found and "--- start" in (tmp_path / "logs" / "sleepy-0.log").read_text():
+                group = found[0]
+                break
+            time.sleep(0.05)
+        assert group is not None, "the boxed bot never started"
+    finally:
+        referee.kill()
+        referee.wait()
+    deadline = time.monotonic() + 20
+    while (group / "cgroup.procs").read_text().split() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (group / "cgroup.procs").read_text().split() == []
+    cgroups.hierarchy()  # the next referee sweeps the dead one's groups
+    assert not group.exists()
