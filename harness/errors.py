@@ -13,6 +13,9 @@
     │   ├── BotTimeoutError               no answer within the clock
     │   └── BotTerminatedError            crashed, exited or disconnected
     ├── StoreError                        the results store cannot be used
+    ├── BundleError (ValueError)          a submitted bot bundle is refused: archive,
+    │   │                                 manifest (bot.toml) or checksum; says why
+    │   └── BundleTooLarge                over the size or file-count cap
     └── ClusterError                      the Dask cluster cannot be used, or a game failed on it
         └── ClusterLost                   the connection to the scheduler was lost
 
@@ -100,6 +103,15 @@ class BotTerminatedError(BotError):
 
 class StoreError(HarnessError):
     """The results store is unusable (wrong schema version, corrupt, locked)."""
+
+
+class BundleError(HarnessError, ValueError):
+    """A submitted bot bundle is refused (a bad archive, a bad or missing bot.toml, a
+    checksum that does not match); the message says why, for the bot's owner."""
+
+
+class BundleTooLarge(BundleError):
+    """A submitted bundle, or what it unpacks to, is over the ladder's caps."""
 
 
 class ClusterError(HarnessError):
