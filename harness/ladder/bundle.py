@@ -275,8 +275,8 @@ def _tar_entries(tar: tarfile.TarFile) -> Iterator[tuple[_Entry, IO[bytes] | Non
         elif member.issym():
             yield _Entry(member.name, "symlink", target=member.linkname), None
         else:
-            what = ("a hard link" if member.islnk() else "a device" if member.isdev()
-                    else "a FIFO" if member.isfifo() else "a special file")
+            what = ("a hard link" if member.islnk() else "a FIFO" if member.isfifo()
+                    else "a device" if member.isdev() else "a special file")
             raise BundleError(f"the archive's entry {member.name!r} is {what}; only "
                               f"files, folders and symbolic links inside the bundle are "
                               f"allowed")
@@ -292,7 +292,7 @@ def _zip_entries(archive: zipfile.ZipFile) -> Iterator[tuple[_Entry, IO[bytes] |
                 raise BundleError(f"the symbolic link {info.filename!r} is malformed")
             target = archive.read(info).decode("utf-8", errors="replace")
             yield _Entry(info.filename, "symlink", target=target), None
-        elif mode and not stat.S_ISREG(mode):
+        elif stat.S_IFMT(mode) not in (0, stat.S_IFREG):  # 0: made without a file type
             raise BundleError(f"the archive's entry {info.filename!r} is a special file; "
                               f"only files, folders and symbolic links are allowed")
         else:

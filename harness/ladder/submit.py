@@ -86,6 +86,23 @@ class Submissions:
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                          f"the header's format must be one of "
                          f"{', '.join(lp.BUNDLE_FORMATS)}")
+        try:
+            stored, (entrant, token) = await self._receive(requests, header, fmt)
+        except BundleTooLarge as e:
+            await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(e))
+        except BundleError as e:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        log.info("%s submitted (sha256 %s, %s)", entrant.name, stored.sha256,
+                 stored.manifest.runtime)
+        state = self.runtime.hosting.submitted(entrant.name)
+        self.runtime.wake()
+        return entrant, token, stored.sha256, state
+
+    async def _receive(self, requests: AsyncIterator[lp.SubmitBotRequest],
+                       header: lp.SubmitHeader, fmt: str
+                       ) -> tuple[Stored, tuple[Entrant, Token]]:
+        """The bundle received, stored and registered; whatever happens, nothing of it
+        is left in ``tmp/`` when this returns or raises (before any answer is sent)."""
         receiving: Receiving | None = None
         try:
             receiving = self.runtime.uploads.receive(fmt, header.size, header.sha256)
@@ -94,19 +111,10 @@ class Submissions:
                     raise BundleError("only chunks may follow the header")
                 receiving.write(message.chunk)
             stored = await asyncio.to_thread(receiving.finish)
-            entrant, token = self._register(header, stored)
-        except BundleTooLarge as e:
-            await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(e))
-        except BundleError as e:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            return stored, self._register(header, stored)
         finally:
             if receiving is not None:
                 receiving.discard()
-        log.info("%s submitted (sha256 %s, %s)", entrant.name, stored.sha256,
-                 stored.manifest.runtime)
-        state = self.runtime.hosting.submitted(entrant.name)
-        self.runtime.wake()
-        return entrant, token, stored.sha256, state
 
     def _register(self, header: lp.SubmitHeader, stored: Stored) -> tuple[Entrant, Token]:
         """The new version, recorded as hosted with ``stored`` in the same transaction."""
