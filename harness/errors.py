@@ -13,6 +13,8 @@
     │   ├── BotTimeoutError               no answer within the clock
     │   └── BotTerminatedError            crashed, exited or disconnected
     ├── StoreError                        the results store cannot be used
+    ├── SandboxError                      a box cannot be set up for a bot or a build
+    │   └── SandboxUnavailable            bubblewrap or the cgroup controllers are missing
     ├── BundleError (ValueError)          a submitted bot bundle is refused: archive,
     │   │                                 manifest (bot.toml) or checksum; says why
     │   └── BundleTooLarge                over the size or file-count cap
@@ -103,6 +105,17 @@ class BotTerminatedError(BotError):
 
 class StoreError(HarnessError):
     """The results store is unusable (wrong schema version, corrupt, locked)."""
+
+
+class SandboxError(HarnessError):
+    """A box (see :mod:`harness.sandbox`) cannot be set up: its files are not readable
+    by the box's user, its cgroup cannot be made, and so on."""
+
+
+class SandboxUnavailable(SandboxError):
+    """Boxed bots cannot run here: bubblewrap, setpriv or a cgroup controller is missing
+    (or not writable). The message is one line saying which; a boxed bot is never run
+    without its box."""
 
 
 class BundleError(HarnessError, ValueError):

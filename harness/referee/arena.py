@@ -119,20 +119,25 @@ class Arena:
             for inst in instances:
                 inst.slot.game_id = game_id
 
-            async def crashed(seat: int) -> bool:
+            async def crashed(seat: int) -> str | None:
                 proc = instances[seat].process
                 if proc is None:
-                    return False
+                    return None
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(proc.wait(), 0.5)
-                return not proc.alive
+                return None if proc.alive else proc.crash_detail()
+
+            def cpu_ns(seat: int) -> int | None:
+                proc = instances[seat].process
+                return proc.cpu_ns() if proc is not None else None
 
             sessions = []
             for inst in instances:
                 assert inst.slot.session is not None
                 sessions.append(inst.slot.session)
             runner = GameRunner(game_id, config, seed, sessions, seats, time_control=tc,
-                                policy=policy, stop=self.stop_games, crashed=crashed)
+                                policy=policy, stop=self.stop_games, crashed=crashed,
+                                cpu_ns=cpu_ns)
             result = await runner.play()
             for inst in instances:
                 inst.slot.games_played += 1

@@ -15,7 +15,7 @@ from harness.errors import (
     BotTimeoutError,
     ProtocolViolation,
 )
-from harness.protocol import ConnectResponse, convert, messages
+from harness.protocol import ConnectResponse, DecisionReply, DecisionRequest, convert, messages
 from harness.referee.outcome import (
     Fault,
     FaultKind,
@@ -33,6 +33,8 @@ from harness.rules.hand import EventKind
 from harness.rules.scoring import team_of
 
 log = logging.getLogger("euchre.match")
+
+CPU_POLL_SECONDS = 0.005  # how often a decision on the CPU clock reads the bot's CPU time
 
 # Faults after which nobody is left to answer: they forfeit under every policy.
 _FATAL = frozenset({FaultKind.DISCONNECT, FaultKind.CRASH, FaultKind.STARTUP_FAILURE})
@@ -65,7 +67,12 @@ class GameRunner:
                  time_control: TimeControl | None = None,
                  policy: FaultPolicy | None = None,
                  stop: asyncio.Event | None = None,
-                 crashed: Callable[[int], Awaitable[bool]] | None = None) -> None:
+                 crashed: Callable[[int], Awaitable[str | None]] | None = None,
+                 cpu_ns: Callable[[int], int | None] | None = None) -> None:
+        """``crashed(seat)``, asked when a seat's stream closed: None if its process
+        still runs (a disconnect), else why it ended ("" if unknown): a crash.
+        ``cpu_ns(seat)``: the CPU time its box has used (None: not measured; such a
+        seat is charged wall time even under ``clock = "cpu"``)."""
         if len(seats) != config.players or len(names) != config.players:
             raise ValueError(f"{config.form.value} needs {config.players} seats")
         self.game_id = game_id
@@ -77,6 +84,7 @@ class GameRunner:
         self.policy = policy or FaultPolicy()
         self.stop = stop
         self.crashed = crashed
+        self.cpu_ns = cpu_ns
         self.game = Game(config, seed)
         self.faults: list[Fault] = []
         self.decision_ms: list[int] = []
@@ -187,22 +195,29 @@ class GameRunner:
         request = convert.decision_request_to_pb(
             self._request_id, obs, int(budget * 1000), int(self._banks[seat] * 1000))
         t0 = time.monotonic()
+        cpu0 = self._cpu(seat)
         fault_kind: FaultKind | None = None
         detail = ""
         reply = None
         try:
-            reply = await session.decide(request, budget)
+            if cpu0 is None:
+                reply = await session.decide(request, budget)
+            else:
+                reply = await self._decide_on_cpu(seat, request, budget, cpu0)
         except BotTimeoutError as e:
             fault_kind, detail = FaultKind.TIMEOUT, str(e)
         except BotTerminatedError as e:
             fault_kind, detail = FaultKind.DISCONNECT, str(e)
+            why = None
             if session.violated:
                 fault_kind = FaultKind.PROTOCOL_VIOLATION
-            elif self.crashed is not None and await self.crashed(seat):
-                fault_kind = FaultKind.CRASH
+            elif self.crashed is not None and (why := await self.crashed(seat)) is not None:
+                fault_kind, detail = FaultKind.CRASH, why or detail
         except ProtocolViolation as e:
             fault_kind, detail = FaultKind.PROTOCOL_VIOLATION, str(e)
         elapsed = time.monotonic() - t0
+        if cpu0 is not None:  # the CPU clock: the decision costs the CPU time it used
+            elapsed = ((self._cpu(seat) or cpu0) - cpu0) / 1e9
         self.decision_ms.append(round(elapsed * 1000, 3))  # type: ignore[arg-type]
         over = elapsed - self.tc.per_decision
         if over > 0:
@@ -223,6 +238,31 @@ class GameRunner:
             return action, None
         return None, Fault(seat, self.names[seat], fault_kind, detail,
                            len(game.hands) - 1, len(self.decision_ms) - 1)
+
+    def _cpu(self, seat: int) -> int | None:
+        """The seat's CPU time in ns when the game is on the CPU clock and it is measured."""
+        if self.tc.clock != "cpu" or self.cpu_ns is None:
+            return None
+        return self.cpu_ns(seat)
+
+    async def _decide_on_cpu(self, seat: int, request: DecisionRequest, budget: float,
+                             cpu0: int) -> DecisionReply:
+        """A decision on the CPU clock: the reply must come before the bot's box has used
+        ``budget`` CPU seconds since the request (checked every few milliseconds), and
+        within the generous wall limit (:meth:`TimeControl.wall_limit`)."""
+        wall = self.tc.wall_limit(budget)
+        decide = asyncio.ensure_future(self.seats[seat].decide(request, wall))
+        try:
+            while True:
+                done, _ = await asyncio.wait((decide,), timeout=CPU_POLL_SECONDS)
+                if done:
+                    return decide.result()
+                used = ((self._cpu(seat) or cpu0) - cpu0) / 1e9
+                if used > budget:
+                    raise BotTimeoutError(f"{self.names[seat]}: used {used:.3f} s of CPU "
+                                          f"without replying (budget {budget:.3f} s)")
+        finally:
+            decide.cancel()
 
     async def _finish(self, termination: Termination, detail: str, loser: int | None,
                       start: float, started_at: float) -> GameResult:

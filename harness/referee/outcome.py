@@ -74,34 +74,60 @@ class FaultPolicy:
         return "forfeit" if self.kind is PolicyKind.FORFEIT else f"strikes:{self.max_strikes}"
 
 
+CLOCKS = ("wall", "cpu")
+CPU_WALL_FACTOR = 4.0
+"""Under ``clock = "cpu"``, a decision's wall time is still limited, generously: to this
+many times its CPU budget, plus :data:`CPU_WALL_GRACE` seconds."""
+CPU_WALL_GRACE = 1.0
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class TimeControl:
     """``tc = "PER+BANK"`` in seconds, like a chess clock with a delay: each decision may
     take up to PER seconds for free; time beyond that is drawn from a bank of BANK
     seconds for the whole game. A decision that outlasts both is a timeout. ``"2"`` means
-    2 seconds per decision and no bank. The referee's clock is the one that counts."""
+    2 seconds per decision and no bank. The referee's clock is the one that counts.
+
+    ``clock`` says what a decision is charged: ``"wall"`` (default) the time from the
+    request to the reply; ``"cpu"`` the CPU time the bot's box used in that interval
+    (boxed bots only), with the wall time limited to :meth:`wall_limit`. Written
+    ``"PER+BANK/cpu"`` in a game's record."""
 
     per_decision: float = 1.0
     bank: float = 10.0
+    clock: str = "wall"
 
     @classmethod
     def parse(cls, text: str | float | int) -> TimeControl:
         if isinstance(text, (int, float)):
             return cls._checked(float(text), 0.0)
-        m = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*(?:\+\s*(\d+(?:\.\d*)?))?\s*", str(text))
+        m = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*(?:\+\s*(\d+(?:\.\d*)?))?\s*"
+                         r"(?:/\s*(wall|cpu)\s*)?", str(text))
         if not m:
             raise ConfigError("tc", f"must look like '1.0+10' (seconds per decision + bank); "
                                     f"got {text!r}")
-        return cls._checked(float(m.group(1)), float(m.group(2) or 0.0))
+        return cls._checked(float(m.group(1)), float(m.group(2) or 0.0), m.group(3) or "wall")
 
     @classmethod
-    def _checked(cls, per: float, bank: float) -> TimeControl:
+    def _checked(cls, per: float, bank: float, clock: str = "wall") -> TimeControl:
         if per <= 0:
             raise ConfigError("tc", "the time per decision must be positive")
-        return cls(per, bank)
+        return cls(per, bank, clock)
+
+    def with_clock(self, clock: str) -> TimeControl:
+        """This time control charged by ``clock`` (``"wall"`` or ``"cpu"``)."""
+        if clock not in CLOCKS:
+            raise ConfigError("clock", f"must be one of {', '.join(CLOCKS)}; got {clock!r}")
+        return dataclasses.replace(self, clock=clock)
+
+    @staticmethod
+    def wall_limit(budget: float) -> float:
+        """The wall-time limit of a decision with ``budget`` CPU seconds (clock "cpu")."""
+        return CPU_WALL_FACTOR * budget + CPU_WALL_GRACE
 
     def __str__(self) -> str:
-        return f"{self.per_decision:g}+{self.bank:g}"
+        text = f"{self.per_decision:g}+{self.bank:g}"
+        return text if self.clock == "wall" else f"{text}/{self.clock}"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -15,6 +15,8 @@ from harness.referee.process import BotCommand, BotProcess
 from harness.referee.server import RefereeServer
 from harness.referee.session import Slot
 from harness.rules.config import RulesConfig
+from harness.sandbox.bots import BoxedBotProcess
+from harness.sandbox.box import check_available
 
 log = logging.getLogger("euchre.pool")
 
@@ -84,6 +86,8 @@ class BotPool:
             raise ConfigError(entrant.name, f"a remote bot here needs {instances} tokens "
                                             f"(one per seat instance); got "
                                             f"{len(entrant.tokens)}")
+        if entrant.command is not None and entrant.command.sandbox is not None:
+            check_available()  # a boxed bot never runs unboxed: refuse here, in one line
         self.entrants[entrant.name] = entrant
         requires = None
         if rules is not None:
@@ -147,9 +151,13 @@ class BotPool:
             await inst.process.stop()
             if slot.session is not None:
                 slot.session.close("restarting the bot")
-        assert inst.entrant.command is not None
-        proc = BotProcess(inst.entrant.name, inst.slot.instance, inst.entrant.command,
-                          self.server.local_address, slot.token, self.log_dir)
+        command = inst.entrant.command
+        assert command is not None
+        proc = (BotProcess(inst.entrant.name, inst.slot.instance, command,
+                           self.server.local_address, slot.token, self.log_dir)
+                if command.sandbox is None else
+                BoxedBotProcess(inst.entrant.name, inst.slot.instance, command, slot.token,
+                                self.log_dir, await self.server.box_socket_dir()))
         inst.process = proc
         await proc.start()
         waiter = asyncio.ensure_future(slot.wait_connected(self.startup_timeout))

@@ -32,8 +32,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from harness.errors import BotStartupError
+from harness.errors import BotStartupError, HarnessError
 from harness.referee.botlog import DEFAULT_LOG_LIMIT, CappedLog
+from harness.sandbox.box import BoxLimits
 
 _READ_CHUNK = 65536
 
@@ -48,6 +49,7 @@ class BotCommand:
     cpu_seconds: int | None = None
     memory_mb: int | None = None
     log_limit: int = DEFAULT_LOG_LIMIT  # bytes kept of its output (start and end)
+    sandbox: BoxLimits | None = None  # run it in a box (harness.sandbox) with these limits
 
 
 class BotProcess:
@@ -80,11 +82,9 @@ class BotProcess:
     async def start(self) -> None:
         subst = {"address": self.address, "token": self.token, "name": self.name}
         argv = [_substitute(a, subst) for a in self.command.command]
-        env = dict(os.environ)
-        env.update(self.command.env)
-        env.update({"EUCHRE_REFEREE_ADDRESS": self.address, "EUCHRE_BOT_TOKEN": self.token,
-                    "EUCHRE_BOT_NAME": self.name, "EUCHRE_TLS_CA": "",
-                    "PYTHONUNBUFFERED": "1"})
+        env = {**self.command.env,
+               "EUCHRE_REFEREE_ADDRESS": self.address, "EUCHRE_BOT_TOKEN": self.token,
+               "EUCHRE_BOT_NAME": self.name, "EUCHRE_TLS_CA": "", "PYTHONUNBUFFERED": "1"}
         try:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log = CappedLog(self.log_path, self.command.log_limit)
@@ -95,18 +95,31 @@ class BotProcess:
         shown = [_substitute(a, {**subst, "token": "{token}"}) for a in self.command.command]
         self._log.write(f"--- start: {shlex.join(shown)}\n".encode())
         try:
-            self._proc = await asyncio.create_subprocess_exec(
-                *_wrapped(argv, self.command.cpu_seconds, self.command.memory_mb),
-                cwd=self.command.cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-            )
-        except OSError as e:
+            self._proc = await self._spawn(argv, env)
+        except (OSError, HarnessError) as e:
             self._log.write(f"--- cannot start: {e}\n".encode())
             self._close_log()
             raise BotStartupError(f"{self.name}: cannot start {shown[0]!r}: {e}") from e
         assert self._proc.stdout is not None
         self._pump = asyncio.ensure_future(_copy(self._proc.stdout, self._log))
+
+    async def _spawn(self, argv: list[str], env: dict[str, str]) -> asyncio.subprocess.Process:
+        """Start the process (output on its stdout pipe): here with the referee's
+        environment plus ``env``; a boxed bot overrides this."""
+        return await asyncio.create_subprocess_exec(
+            *_wrapped(argv, self.command.cpu_seconds, self.command.memory_mb),
+            cwd=self.command.cwd, env={**os.environ, **env}, stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def crash_detail(self) -> str:
+        """Why the process ended, when a limit ended it ("" when nothing is known)."""
+        return ""
+
+    def cpu_ns(self) -> int | None:
+        """CPU time used so far, in nanoseconds, where it is measured (a boxed bot)."""
+        return None
 
     async def wait(self) -> int:
         assert self._proc is not None

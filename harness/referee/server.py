@@ -12,8 +12,12 @@ import asyncio
 import contextlib
 import hmac
 import logging
+import os
+import shutil
+import tempfile
 import unicodedata
 from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -45,6 +49,7 @@ from harness.protocol import (
 from harness.protocol.tls import ServerTLS
 from harness.referee.operator import OperatorServicer, TournamentCalls
 from harness.referee.session import Registry, Session, Slot
+from harness.sandbox import SOCKET_NAME
 
 log = logging.getLogger("euchre.referee")
 
@@ -226,6 +231,11 @@ class RefereeServer:
         self._health = health.aio.HealthServicer()
         self._on_shutdown: list[Callable[[], Any]] = []
         self._services: list[tuple[str, Callable[[grpc.aio.Server], None]]] = []
+        # Boxed bots dial a Unix socket in a private directory, served by a second
+        # server that offers the bot service only (see box_socket_dir).
+        self._box_server: grpc.aio.Server | None = None
+        self._box_dir: Path | None = None
+        self._box_lock = asyncio.Lock()
 
     @property
     def address(self) -> str:
@@ -262,8 +272,8 @@ class RefereeServer:
         health."""
         self._services.append((name, adder))
 
-    async def start(self) -> None:
-        options: Sequence[tuple[str, Any]] = [
+    def _options(self) -> Sequence[tuple[str, Any]]:
+        return [
             ("grpc.max_receive_message_length", max(self.max_message_bytes,
                                                      TRANSPORT_MAX_BYTES)),
             ("grpc.max_send_message_length", max(self.max_message_bytes, SEND_MAX_BYTES)),
@@ -273,7 +283,9 @@ class RefereeServer:
             ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
             ("grpc.so_reuseport", 0),
         ]
-        server = grpc.aio.server(options=options)
+
+    async def start(self) -> None:
+        server = grpc.aio.server(options=self._options())
         add_RefereeServiceServicer_to_server(RefereeServicer(self), server)
         operator.add_to_server(OperatorServicer(self), server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
@@ -306,6 +318,37 @@ class RefereeServer:
         log.info("referee listening on %s%s", self.address,
                  " (TLS)" if self.tls is not None else "")
 
+    async def box_socket_dir(self) -> Path:
+        """The directory of the Unix socket that boxed bots dial (made and served on the
+        first call). It is private to this referee: a fresh directory that only root
+        may list, holding ``referee.sock``; the socket is served by a second gRPC server
+        that offers the bot service only (no operator calls, health or reflection), so
+        a boxed bot reaches nothing else of the referee. Mounted read-only into each
+        box."""
+        async with self._box_lock:
+            if self._box_dir is not None:
+                return self._box_dir
+            folder = Path(tempfile.mkdtemp(prefix="euchre-referee-"))
+            os.chmod(folder, 0o711)  # boxes (user nobody) may enter, not list
+            server = grpc.aio.server(options=self._options())
+            add_RefereeServiceServicer_to_server(RefereeServicer(self), server)
+            if server.add_insecure_port(f"unix:{folder / SOCKET_NAME}") == 0:
+                shutil.rmtree(folder, ignore_errors=True)
+                raise HarnessError(f"cannot listen on a Unix socket in {folder}")
+            await server.start()
+            os.chmod(folder / SOCKET_NAME, 0o666)
+            self._box_server, self._box_dir = server, folder
+            log.info("boxed bots dial %s", folder / SOCKET_NAME)
+            return folder
+
+    async def _stop_box_socket(self, grace: float) -> None:
+        server, folder = self._box_server, self._box_dir
+        self._box_server = self._box_dir = None
+        if server is not None:
+            await server.stop(grace)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
     def address_host(self) -> str:
         return f"[{self.host}]" if ":" in self.host else self.host
 
@@ -337,7 +380,7 @@ class RefereeServer:
                         s.send(messages.shutdown("the referee is shutting down",
                                                  restarting=self.restarts)), 1.0)
                 s.close("referee shutdown")
-        await self._server.stop(grace)
+        await asyncio.gather(self._server.stop(grace), self._stop_box_socket(grace))
         self._server = None
 
     async def wait(self) -> None:

@@ -37,15 +37,18 @@ from harness.referee.pool import Entrant, check_entrant
 from harness.referee.process import BotCommand
 from harness.referee.session import hashed_token
 from harness.rules.config import RulesConfig
+from harness.sandbox.box import BoxLimits
 from harness.sprt import Sprt
 from harness.tournament.options import (
     BOT_OPTIONS,
+    BOX_FIELDS,
     FORMATS,
     OPTIONS,
     REQUIRED,
     Option,
     check_keys,
     default,
+    default_bot,
     parse_text,
     read_value,
     want_table,
@@ -97,9 +100,32 @@ class BotEntry:
     cpu_seconds: int | None = None
     memory_mb: int | None = None
     log_limit: int = DEFAULT_LOG_LIMIT
+    sandbox: bool = False
+    box_memory_mib: int = default_bot("box_memory_mib")
+    box_pids: int = default_bot("box_pids")
+    box_cpus: float = default_bot("box_cpus")
+    box_cpuset: tuple[int, ...] | None = None
+    box_tmp_mib: int = default_bot("box_tmp_mib")
 
     def __post_init__(self) -> None:
         check_entrant(self.name, self.command, self.tokens)
+        if self.sandbox:
+            if self.command is None:
+                raise ConfigError("sandbox", f"{self.name}: only a local bot (a command) "
+                                             f"runs in a box")
+            if self.cwd is None:
+                raise ConfigError("cwd", f"{self.name}: a sandboxed bot sees only its "
+                                         f"cwd: give it a folder of its own")
+            try:
+                self.limits()
+            except ValueError as e:
+                raise ConfigError("sandbox", f"{self.name}: {e}") from None
+
+    def limits(self) -> BoxLimits | None:
+        """The box of a sandboxed bot (None: not sandboxed)."""
+        if not self.sandbox:
+            return None
+        return BoxLimits(**{field: getattr(self, key) for key, field in BOX_FIELDS.items()})
 
     @property
     def remote(self) -> bool:
@@ -112,7 +138,8 @@ class BotEntry:
         return Entrant(self.name, BotCommand(self.command, cwd=self.cwd, env=dict(self.env),
                                              cpu_seconds=self.cpu_seconds,
                                              memory_mb=self.memory_mb,
-                                             log_limit=self.log_limit))
+                                             log_limit=self.log_limit,
+                                             sandbox=self.limits()))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -203,6 +230,7 @@ class TournamentConfig:
         if self.format == "sprt":
             self._check_sprt()
         self._check_cluster()
+        self._check_boxes()
         if not self.for_ladder:
             self.make_format()  # the remaining checks: enough bots for the form, and so on
 
@@ -242,6 +270,27 @@ class TournamentConfig:
                                   "bots connect to this machine's referee, so a tournament "
                                   "with one cannot play on a cluster; run it without "
                                   "--scheduler/--workers")
+
+    def _check_boxes(self) -> None:
+        """The CPU clock needs every bot boxed; a box must not show the tournament's
+        file (its seed derives every deal) or its results."""
+        for i, bot in enumerate(self.bots):
+            if self.time_control.clock == "cpu" and not bot.sandbox:
+                raise ConfigError(f"bot[{i}].sandbox", f"{bot.name}: clock = \"cpu\" "
+                                  f"measures each bot's box: every bot needs sandbox = true")
+            if not bot.sandbox or bot.cwd is None:
+                continue
+            folder = Path(bot.cwd).resolve()
+            for what, path in (("the tournament's file", self.source),
+                               ("the results folder", self.output)):
+                if path is not None and folder in (Path(path).resolve(),
+                                                   *Path(path).resolve().parents):
+                    raise ConfigError(f"bot[{i}].cwd", f"{bot.name}: its box would show "
+                                      f"{what} ({path}): give it a folder of its own")
+
+    @property
+    def clock(self) -> str:
+        return self.time_control.clock
 
     # ------------------------------------------------------------------ derived
     @property
@@ -449,7 +498,8 @@ def build_config(raw: RawConfig, *, for_ladder: bool = False) -> TournamentConfi
     ladder = want_table(data.get("ladder", {}), "ladder")
     check_keys(ladder, [o.leaf for o in _section("ladder")], "ladder.")
     values["ladder"] = _read_table(ladder, _section("ladder"), "ladder.")
-    values["time_control"] = values.pop("tc")
+    tc, clock = values.pop("tc"), values.pop("clock")
+    values["time_control"] = tc if clock == "wall" else tc.with_clock(clock)
     return TournamentConfig(
         **values,
         rules=rules_from_table(data.get("rules", {})),

@@ -28,19 +28,22 @@ from harness.ladder.cluster import RETRY_SECONDS
 from harness.ladder.matchmaking import Policy
 from harness.ladder.quarantine import QuarantinePolicy
 from harness.referee.botlog import DEFAULT_LOG_LIMIT
-from harness.referee.outcome import FaultPolicy, TimeControl
+from harness.referee.outcome import CLOCKS, FaultPolicy, TimeControl
 from harness.rules.config import RulesConfig
+from harness.sandbox.box import BoxLimits
 from harness.sprt import Sprt
 from harness.tournament.schedule import PARTNERSHIPS
 
 __all__ = [
     "BOT_OPTIONS",
+    "BOX_FIELDS",
     "FORMATS",
     "LADDER_FIELDS",
     "OPTIONS",
     "RULE_KINDS",
     "Option",
     "default",
+    "default_bot",
     "option",
     "options_table",
     "parse_text",
@@ -170,6 +173,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("tc", "tc", "seconds per decision + a bank of seconds for the whole game",
            TimeControl(), shown_default=f'"{TimeControl()}"', convert=TimeControl.parse,
            stored=FORMATS, flag_in=("run", "sprt")),
+    Option("clock", "str", "what a decision is charged: wall (the time from request to "
+           "reply) or cpu (the CPU time of the bot's box; every bot needs sandbox = true)",
+           "wall", choices=CLOCKS),
     Option("fault_policy", "str", "forfeit (the first fault loses) or strikes / strikes:N",
            FaultPolicy(), shown_default=f'"{FaultPolicy()}"', convert=FaultPolicy.parse,
            stored=FORMATS),
@@ -244,7 +250,25 @@ BOT_OPTIONS: tuple[Option, ...] = (
     Option("memory_mb", "int", "address-space limit per process", minimum=1),
     Option("log_limit", "int", "bytes of output kept in each of its log files (the start "
            "and the end; the middle is cut)", DEFAULT_LOG_LIMIT, minimum=4096),
+    Option("sandbox", "bool", "run each process in a box (see docs/hosting.md): it sees "
+           "only its cwd (read-only), the system and its own /tmp, has no network, and has "
+           "the box_* limits", False),
+    Option("box_memory_mib", "int", "sandbox: memory limit of each box, in MiB",
+           _field_default(BoxLimits, "memory_mib"), minimum=16),
+    Option("box_pids", "int", "sandbox: process (and thread) limit of each box",
+           _field_default(BoxLimits, "pids"), minimum=4),
+    Option("box_cpus", "float", "sandbox: CPU quota of each box, in cores",
+           _field_default(BoxLimits, "cpus")),
+    Option("box_cpuset", "ints", "sandbox: pin each box to these CPUs (none: any)",
+           shown_default="none"),
+    Option("box_tmp_mib", "int", "sandbox: size of each box's private /tmp, in MiB",
+           _field_default(BoxLimits, "tmp_mib"), minimum=1),
 )
+
+BOX_FIELDS: Mapping[str, str] = {o.key: o.key.removeprefix("box_") for o in BOT_OPTIONS
+                                 if o.key.startswith("box_")}
+"""Each ``box_*`` key of a bot and the :class:`~harness.sandbox.box.BoxLimits` field it
+sets (the same keys wherever a bot's box is configured)."""
 
 _BY_KEY = {o.key: o for o in OPTIONS}
 
@@ -263,6 +287,11 @@ RULE_KINDS: Mapping[str, str] = _rule_kinds()
 
 def option(key: str) -> Option:
     return _BY_KEY[key]
+
+
+def default_bot(key: str) -> Any:
+    """The default value of the ``[[bot]]`` key ``key``."""
+    return next(o for o in BOT_OPTIONS if o.key == key).default_value()
 
 
 def default(key: str) -> Any:
@@ -319,6 +348,11 @@ def _check_kind(kind: str, value: object, key: str) -> Any:
         return value
     if kind == "strings":
         return _want_strings(value, key)
+    if kind == "ints":
+        if not isinstance(value, list) or not all(
+                isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
+            raise ConfigError(key, f"must be an array of CPU numbers; got {value!r}")
+        return tuple(value)
     if kind == "command":
         if isinstance(value, list):
             return list(_want_strings(value, key))
@@ -444,4 +478,5 @@ def options_table() -> str:
 
 _KIND_DOCS = {"str": "string", "name": "bot name", "int": "integer", "float": "number",
               "bool": "boolean", "strings": "array of strings", "tc": "string",
+              "ints": "array of integers",
               "command": "string or array", "table": "table"}
