@@ -221,7 +221,7 @@ class _Writer:
             if parent not in self.seen:
                 self.seen.add(parent)
                 self.count += 1
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
 
     def add(self, entry: _Entry, source: IO[bytes] | None) -> None:
         rel, path = self._path(entry.name)
@@ -229,7 +229,7 @@ class _Writer:
             if rel in self.links or (rel in self.seen and not path.is_dir()):
                 raise BundleError(f"the archive has {entry.name!r} twice")
             self._parents(rel, path)
-            path.mkdir(exist_ok=True)
+            path.mkdir(mode=0o755, exist_ok=True)
             self.seen.add(rel)
             return
         if rel in self.seen:
@@ -245,8 +245,9 @@ class _Writer:
             os.symlink(target, path)
             return
         assert source is not None
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                     0o755 if entry.executable else 0o644)
+        mode = 0o755 if entry.executable else 0o644
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+        os.fchmod(fd, mode)  # whatever the umask: a box's user reads it
         with os.fdopen(fd, "wb") as out:
             while chunk := source.read(_COPY_CHUNK):
                 self.bytes += len(chunk)
@@ -324,3 +325,5 @@ def unpack(archive: Path, fmt: str, dest: Path, limits: UnpackLimits) -> None:
             raise
         raise BundleError(f"the bundle is not a readable {fmt} archive: {e}") from None
     writer.check_links()
+    for folder, _, _ in os.walk(dest):  # (os.walk does not follow symbolic links)
+        os.chmod(folder, 0o755)

@@ -32,17 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, SandboxUnavailable
 from harness.ladder.registry import Registry
 from harness.ladder.uploads import BUILD_FAILED, BUILDING, READY, Hosted, Uploads
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
-
-try:  # TEMPORARY until the sandbox package is merged
-    from harness.errors import SandboxUnavailable
-    from harness.sandbox import BoxLimits, check_available, run_build
-except ImportError:
-    BoxLimits = check_available = run_build = SandboxUnavailable = None
+from harness.sandbox import BoxLimits, check_available, run_build
 
 if TYPE_CHECKING:
     from harness.referee.arena import Arena
@@ -90,10 +85,8 @@ class Hosting:
         """Seat the ready versions and queue the builds a stopped ladder left."""
         self.arena = arena
         try:
-            if check_available is None:
-                raise RuntimeError("the sandbox package is missing")
             check_available()
-        except Exception as e:
+        except SandboxUnavailable as e:
             self.unavailable = str(e)
             log.warning("hosted bots will not play: %s", e)
         self._builder = asyncio.ensure_future(self._build_loop())
@@ -149,20 +142,22 @@ class Hosting:
             return BUILDING, f"waiting for a sandbox: {self.unavailable}"
         final = self.uploads.build_folder(hosted.name)
         folder = self.uploads.tmp / f"build-{secrets.token_hex(8)}"
-        work = folder / "work"
+        files = self.uploads.files(hosted)
         try:
-            await asyncio.to_thread(shutil.copytree, self.uploads.files(hosted), work,
-                                    symlinks=True)
-            outcome = await asyncio.to_thread(
-                run_build, work, hosted.manifest.build_argv(),
-                self.policy.build_limits or BoxLimits(),
-                folder / "build.log", self.policy.build_seconds)
-            state, detail = (READY, "") if outcome.ok else (BUILD_FAILED, outcome.reason)
-            if state == READY and hosted.manifest.runtime == "native":
-                exe = work / hosted.manifest.command[0]
-                if not exe.is_file() or not os.access(exe, os.X_OK):
-                    state, detail = BUILD_FAILED, (f"the build did not make the command "
-                                                   f"{hosted.manifest.command[0]!r}")
+            folder.mkdir(parents=True)
+            outcome = await run_build(files, hosted.manifest.build_argv(),
+                                      self.policy.build_limits or BoxLimits(),
+                                      folder / "build.log", self.policy.build_seconds,
+                                      output=folder / "out")
+            state, detail = (READY, "") if outcome.ok else (BUILD_FAILED, outcome.detail)
+            if state == READY:
+                run = folder / "run"
+                await asyncio.to_thread(_overlay, files, folder / "out", run)
+                if hosted.manifest.runtime == "native":
+                    exe = run / hosted.manifest.command[0]
+                    if not exe.is_file() or not os.access(exe, os.X_OK):
+                        state, detail = BUILD_FAILED, (f"the build made no executable "
+                                                       f"{hosted.manifest.command[0]!r}")
             if final.exists():
                 await asyncio.to_thread(shutil.rmtree, final)
             final.parent.mkdir(parents=True, exist_ok=True)
@@ -174,9 +169,10 @@ class Hosting:
     # ------------------------------------------------------------------ seats
 
     def folder(self, hosted: Hosted) -> Path:
-        """Where ``hosted`` runs: its build's folder, or its unpacked files."""
+        """Where ``hosted`` runs: its files with its build's output over them, or its
+        unpacked files when it has no build."""
         if hosted.manifest.build:
-            return self.uploads.build_folder(hosted.name) / "work"
+            return self.uploads.build_folder(hosted.name) / "run"
         return self.uploads.files(hosted)
 
     def _seat(self, hosted: Hosted) -> None:
@@ -201,3 +197,11 @@ class Hosting:
                 task = asyncio.ensure_future(inst.process.stop())
                 self._stopping.add(task)
                 task.add_done_callback(self._stopping.discard)
+
+
+def _overlay(files: Path, output: Path, run: Path) -> None:
+    """``run``: a copy of ``files`` with ``output`` (a build's) copied over it."""
+    shutil.copytree(files, run, symlinks=True)
+    if output.is_dir():
+        shutil.copytree(output, run, symlinks=True, dirs_exist_ok=True)
+    run.chmod(0o755)
