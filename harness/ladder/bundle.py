@@ -76,6 +76,13 @@ class Manifest:
             return (first if "/" in first else f"./{first}", *rest)
         return (_interpreter(self.runtime, first), *rest)
 
+    def env(self) -> dict[str, str]:
+        """Environment variables the runtime needs in a box: Node.js reads the system's
+        OpenSSL configuration when it starts and will not start without it, and a box
+        shows no ``/etc/ssl``, so a node bot gets an empty one (it dials a Unix socket
+        and needs no TLS)."""
+        return {"OPENSSL_CONF": "/dev/null"} if self.runtime == "node" else {}
+
     def build_argv(self) -> tuple[str, ...]:
         """The build command, a leading ``python`` (for a python bot) or ``node`` (for a
         node bot) resolved as in :meth:`argv`."""

@@ -28,7 +28,7 @@ import os
 import secrets
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,19 +43,24 @@ if TYPE_CHECKING:
     from harness.referee.arena import Arena
     from harness.rules.config import RulesConfig
 
-__all__ = ["BuildPolicy", "Hosting"]
+__all__ = ["BUILD_LIMITS", "BuildPolicy", "Hosting"]
 
 log = logging.getLogger("euchre.ladder")
+
+
+BUILD_LIMITS = BoxLimits(memory_mib=2048, pids=256, cpus=1.0, tmp_mib=512)
+"""A build's box: room for a compiler (2 GiB of memory, 256 processes, 512 MiB of
+``/tmp``), one core's worth of CPU, so that the games in play keep the rest."""
 
 
 @dataclass(frozen=True, slots=True)
 class BuildPolicy:
     """How hosted bots are built and run: the build's wall-clock cap, and the box of the
-    build and of each bot process."""
+    build and of each bot process (the sandbox's defaults: equal for every hosted bot)."""
 
     build_seconds: float = 600.0
-    build_limits: BoxLimits | None = None
-    bot_limits: BoxLimits | None = None
+    build_limits: BoxLimits = BUILD_LIMITS
+    bot_limits: BoxLimits = field(default_factory=BoxLimits)
 
 
 class Hosting:
@@ -146,9 +151,9 @@ class Hosting:
         try:
             folder.mkdir(parents=True)
             outcome = await run_build(files, hosted.manifest.build_argv(),
-                                      self.policy.build_limits or BoxLimits(),
+                                      self.policy.build_limits,
                                       folder / "build.log", self.policy.build_seconds,
-                                      output=folder / "out")
+                                      output=folder / "out", env=hosted.manifest.env())
             state, detail = (READY, "") if outcome.ok else (BUILD_FAILED, outcome.detail)
             if state == READY:
                 run = folder / "run"
@@ -184,7 +189,7 @@ class Hosting:
         except HarnessError:
             return
         command = BotCommand(hosted.manifest.argv(), cwd=str(self.folder(hosted)),
-                             sandbox=self.policy.bot_limits or BoxLimits())
+                             env=hosted.manifest.env(), sandbox=self.policy.bot_limits)
         arena.add(Entrant(hosted.name, command), entrant.concurrency, self.rules)
         self._seated.add(hosted.name)
 
