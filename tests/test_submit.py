@@ -317,3 +317,31 @@ def test_kill_9_mid_upload_leaves_nothing_and_a_restart_serves_earlier_uploads(
     finally:
         release.set()
         end([first, second])
+
+
+def test_one_upload_at_a_time_per_bot(ladder: HostLadder, tmp_path: Path) -> None:
+    bundle = tar_gz(python_bot(tmp_path / "bot"))
+    release = threading.Event()
+
+    def held() -> Iterator[lp.SubmitBotRequest]:
+        messages = parts(bundle, "one-at-a-time", chunk=max(1, len(bundle) // 2))
+        yield next(messages)  # the header
+        yield next(messages)  # half the bundle
+        release.wait(120)
+        yield from messages
+
+    with ladder.channel() as channel:
+        stub = lp.LadderServiceStub(channel)
+        try:
+            first = stub.SubmitBot.future(held(), metadata=bearer(OPERATOR_TOKEN),
+                                          timeout=300)
+            ladder.wait_for(lambda: ladder.leftovers() != [], "the first upload under way")
+            second = refusal(lambda: submit(channel, bundle, "one-at-a-time"))
+            assert second.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "in progress" in (second.details() or "")
+        finally:
+            release.set()
+        assert first.result().bot.name == "one-at-a-time"
+        after = submit(channel, bundle, "one-at-a-time")
+    assert after.bot.name == "one-at-a-time@2"
+    assert ladder.leftovers() == []

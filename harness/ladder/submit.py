@@ -55,6 +55,7 @@ class Submissions:
     def __init__(self, runtime: LadderRuntime, server: RefereeServer) -> None:
         self.runtime = runtime
         self.server = server
+        self._active: set[str] = set()  # bots with an upload under way
 
     async def _authorize(self, context: Context, name: str) -> Entrant | None:
         """Let the call through for ``name``'s bot: returns the caller's own entrant when
@@ -103,6 +104,10 @@ class Submissions:
                        ) -> tuple[Stored, tuple[Entrant, Token]]:
         """The bundle received, stored and registered; whatever happens, nothing of it
         is left in ``tmp/`` when this returns or raises (before any answer is sent)."""
+        base = header.name.split("@", 1)[0]
+        if base in self._active:
+            raise BundleTooLarge(f"an upload of {base} is in progress: one at a time")
+        self._active.add(base)
         receiving: Receiving | None = None
         try:
             receiving = self.runtime.uploads.receive(fmt, header.size, header.sha256)
@@ -110,11 +115,19 @@ class Submissions:
                 if message.WhichOneof("part") != "chunk":
                     raise BundleError("only chunks may follow the header")
                 receiving.write(message.chunk)
-            stored = await asyncio.to_thread(receiving.finish)
+            # The thread is waited for even if the call is cancelled meanwhile: nothing
+            # may write into the folder once it is being removed.
+            finishing = asyncio.ensure_future(asyncio.to_thread(receiving.finish))
+            try:
+                stored = await asyncio.shield(finishing)
+            except asyncio.CancelledError:
+                await asyncio.wait([finishing])
+                raise
             return stored, self._register(header, stored)
         finally:
+            self._active.discard(base)
             if receiving is not None:
-                receiving.discard()
+                await asyncio.to_thread(receiving.discard)
 
     def _register(self, header: lp.SubmitHeader, stored: Stored) -> tuple[Entrant, Token]:
         """The new version, recorded as hosted with ``stored`` in the same transaction."""
