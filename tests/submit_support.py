@@ -23,20 +23,25 @@ HOUSE = """
 [[bot]]
 name = "random"
 command = "{python} -m sample_bots.random_bot"
+[[bot]]
+name = "heuristic"
+command = "{python} -m sample_bots.heuristic_bot"
 """
 
 
 class HostLadder(Started):
     """A running ``euchre-harness -v ladder`` on a free port, with an operator token,
-    two-handed to 3 points, ``extra`` TOML appended (house bots, a ``[ladder]`` table)."""
+    ``form`` to 3 points, with ``extra`` TOML (house bots, a ``[ladder]`` table)."""
 
-    def __init__(self, folder: Path, extra: str = "", *, name: str = "host-ladder") -> None:
+    def __init__(self, folder: Path, extra: str = "", *, name: str = "host-ladder",
+                 form: str = "two-handed") -> None:
         self.folder = folder
+        self.form = form
         self.config = folder / "ladder.toml"
         if not self.config.exists():
             self.config.write_text(
                 f'name = "{name}"\noutput = "{folder / "out"}"\nconcurrency = 2\n'
-                f'tc = "5+30"\n[rules]\nform = "two-handed"\ntarget = 3\n{extra}')
+                f'tc = "5+30"\n{extra}\n[rules]\nform = "{form}"\ntarget = 3\n')
         self.store = folder / "out" / "ladder.sqlite"
         self.uploads = folder / "out" / "uploads"
         super().__init__([sys.executable, "-m", "harness", "-v", "ladder", str(self.config),

@@ -1,7 +1,9 @@
 """Hosted bots built and played in boxes on a running ladder: the sample bots (Python,
-Node, C++) submitted as uploads over real gRPC, each built (C++) and played against a
-house bot in a box, their games stored; a build that fails is ``build failed`` in the
-standings and in ``ctl build-log``, and never plays or forfeits.
+Node, C++) submitted as uploads over real gRPC and played in boxes against the house
+bots in every form, their games stored. The C++ bot is built in a box from its sources
+once (on the two-handed ladder: a build in a box takes minutes here); the ladders of each
+form get the executable that tests/test_cpp_bot.py builds. A build that fails is ``build
+failed`` in the standings and in ``ctl build-log``, and never plays or forfeits.
 
 Boxes need bubblewrap and cgroups (root): without them these tests skip, except in CI
 (``CI`` set), where they fail. The Node bot needs the sample's npm packages and the C++
@@ -21,6 +23,7 @@ import pytest
 from sandbox_support import require_boxes
 from serve_support import REPO, WAIT_S
 from submit_support import HOUSE, OPERATOR_TOKEN, HostLadder, bearer, python_bot, submit, tar_gz
+from test_cpp_bot import cpp_bot  # noqa: F401  (a fixture: the executable, built once)
 
 from harness.protocol import ladder as lp
 from harness.store import ResultsStore
@@ -37,11 +40,27 @@ def missing(reason: str) -> None:
     pytest.skip(reason)
 
 
+FORMS = ("four-handed", "two-handed", "cutthroat")
+
+
 @pytest.fixture(scope="module")
 def ladder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostLadder]:
-    """A ladder with one house bot (random), for the hosted bots to play."""
+    """A two-handed ladder with the random and heuristic house bots."""
     require_boxes()
     running = HostLadder(tmp_path_factory.mktemp("hosted"), HOUSE)
+    try:
+        yield running
+    finally:
+        running.kill()
+
+
+@pytest.fixture(scope="module", params=FORMS)
+def form_ladder(request: pytest.FixtureRequest,
+                tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostLadder]:
+    """A ladder of each form with the random and heuristic house bots."""
+    require_boxes()
+    running = HostLadder(tmp_path_factory.mktemp(f"hosted-{request.param}"), HOUSE,
+                         form=request.param)
     try:
         yield running
     finally:
@@ -83,22 +102,21 @@ def submit_and_play(ladder: HostLadder, folder: Path, name: str,
     assert built.build_state == "ready", (built.detail, built.log)
     ladder.wait_for(lambda: len(games_of(ladder, name)) >= 2, f"two games of {name}")
     games = games_of(ladder, name)
-    # It played as a player like any other: no faults, no forfeits.
+    # It played as a player like any other, in its seats of the form: no faults, no
+    # forfeits; and every game is stored.
     assert all(g["termination"] == "normal" for g in games), games
+    players = {"four-handed": 4, "two-handed": 2, "cutthroat": 3}[ladder.form]
+    assert all(len(g["seats"]) == players and name in g["seats"] for g in games)
+    with ResultsStore(ladder.store) as results:
+        keys = {g.game_key for g in results.games() if name in g.seats}
+    assert {g["game_key"] for g in games} <= keys
     return games
 
 
-def test_the_python_sample_plays_in_a_box(ladder: HostLadder, tmp_path: Path) -> None:
-    games = submit_and_play(ladder, python_bot(tmp_path / "py"), "hosted-py")
-    assert all("hosted-py" in g["seats"] and "random" in g["seats"] for g in games)
-    logs = list((ladder.folder / "out" / "logs").glob("hosted-py-*.log"))
+def test_the_python_sample_plays_in_a_box(form_ladder: HostLadder, tmp_path: Path) -> None:
+    submit_and_play(form_ladder, python_bot(tmp_path / "py"), "hosted-py")
+    logs = list((form_ladder.folder / "out" / "logs").glob("hosted-py-*.log"))
     assert logs, "the hosted bot's log"
-    # It ran from its stored files: the box's working directory, read-only.
-    stored = ladder.stored()
-    assert len(stored) >= 1
-    with ResultsStore(ladder.store) as results:
-        keys = {g.game_key for g in results.games() if "hosted-py" in g.seats}
-    assert {g["game_key"] for g in games} <= keys
 
 
 def test_a_failed_build_is_shown_and_never_plays(ladder: HostLadder, tmp_path: Path) -> None:
@@ -149,9 +167,8 @@ def _node_folder(folder: Path) -> Path:
     return folder
 
 
-def test_the_node_sample_plays_in_a_box(ladder: HostLadder, tmp_path: Path) -> None:
-    games = submit_and_play(ladder, _node_folder(tmp_path / "node"), "hosted-node")
-    assert all("hosted-node" in g["seats"] for g in games)
+def test_the_node_sample_plays_in_a_box(form_ladder: HostLadder, tmp_path: Path) -> None:
+    submit_and_play(form_ladder, _node_folder(tmp_path / "node"), "hosted-node")
 
 
 def _cpp_folder(folder: Path) -> Path:
@@ -171,12 +188,20 @@ def _cpp_folder(folder: Path) -> Path:
     return folder
 
 
-def test_the_cpp_sample_is_built_and_plays_in_a_box(ladder: HostLadder,
-                                                    tmp_path: Path) -> None:
-    games = submit_and_play(ladder, _cpp_folder(tmp_path / "cpp"), "hosted-cpp",
-                            timeout=3 * WAIT_S)
-    assert all("hosted-cpp" in g["seats"] for g in games)
-    log = build_log(ladder, "hosted-cpp").log
+def test_the_cpp_sample_plays_in_a_box(form_ladder: HostLadder, tmp_path: Path,
+                                       cpp_bot: Path) -> None:  # noqa: F811
+    folder = tmp_path / "cpp-bin"
+    folder.mkdir()
+    shutil.copy(cpp_bot, folder / "random_bot")
+    (folder / "bot.toml").write_text('runtime = "native"\ncommand = ["random_bot"]\n')
+    submit_and_play(form_ladder, folder, "hosted-cpp")
+
+
+def test_the_cpp_sample_is_built_in_a_box_and_plays(ladder: HostLadder,
+                                                   tmp_path: Path) -> None:
+    # About 100 s on a quiet 2-core machine; minutes more under load.
+    submit_and_play(ladder, _cpp_folder(tmp_path / "cpp"), "built-cpp", timeout=10 * WAIT_S)
+    log = build_log(ladder, "built-cpp").log
     assert "random_bot" in log  # the build's own output, kept
 
 
