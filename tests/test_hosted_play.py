@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from typing import Any
 
 import pytest
 from sandbox_support import require_boxes
-from serve_support import REPO, WAIT_S
+from serve_support import REPO, WAIT_S, end
 from submit_support import HOUSE, OPERATOR_TOKEN, HostLadder, bearer, python_bot, submit, tar_gz
 from test_cpp_bot import cpp_bot  # noqa: F401  (a fixture: the executable, built once)
 
@@ -217,3 +218,26 @@ def test_a_hosted_bot_is_never_handed_to_a_stream(ladder: HostLadder, tmp_path: 
         capture_output=True, text=True, timeout=WAIT_S, check=False)
     assert intruder.returncode != 0
     assert "refused" in intruder.stderr.lower(), intruder.stderr[-2000:]
+
+
+def test_a_hosted_bot_plays_again_after_kill_9(tmp_path: Path) -> None:
+    require_boxes()
+    first = HostLadder(tmp_path, HOUSE, name="restart-ladder")
+    second = None
+    try:
+        with first.channel() as channel:
+            submit(channel, tar_gz(python_bot(tmp_path / "py")), "phoenix")
+        first.wait_for(lambda: len(games_of(first, "phoenix")) >= 1, "a game of phoenix")
+        first.stop(signal.SIGKILL)
+        before = len(games_of_store(first.store, "phoenix"))
+        second = HostLadder(tmp_path, name="restart-ladder")
+        second.wait_for(lambda: len(games_of_store(second.store, "phoenix")) > before,
+                        "phoenix to play again")
+        assert build_log(second, "phoenix").build_state == "ready"
+    finally:
+        end([first, second])
+
+
+def games_of_store(store: Path, bot: str) -> list[str]:
+    with ResultsStore(store) as results:
+        return [g.game_key for g in results.games() if bot in g.seats]
