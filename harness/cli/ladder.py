@@ -22,6 +22,8 @@ address: ``euchre-harness ctl register``, ``ctl standings``, ``ctl games``, ``ct
 ladder-watch`` and the rest work from any machine given ``--operator-token`` (or
 ``EUCHRE_OPERATOR_TOKEN``), and from this one without. With ``--http-port`` it also
 serves a read-only live page (standings, recent games and their replays) on that port.
+``euchre-harness ctl submit NAME PATH`` uploads a hosted bot, which the ladder builds and
+runs in a box (docs/hosting-submit.md).
 """
 
 from __future__ import annotations

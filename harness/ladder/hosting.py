@@ -81,11 +81,6 @@ class Hosting:
         self._stopping: set[asyncio.Task[None]] = set()
         self.unavailable = ""  # why there is no sandbox here ("" when there is one)
 
-    @property
-    def names(self) -> set[str]:
-        """Hosted versions seated in the pool."""
-        return set(self._seated)
-
     async def start(self, arena: Arena) -> None:
         """Seat the ready versions and queue the builds a stopped ladder left."""
         self.arena = arena
