@@ -16,6 +16,9 @@
     ├── StoreError                        the results store cannot be used
     ├── SandboxError                      a box cannot be set up for a bot or a build
     │   └── SandboxUnavailable            bubblewrap or the cgroup controllers are missing
+    ├── BundleError (ValueError)          a submitted bot bundle is refused: archive,
+    │   │                                 manifest (bot.toml) or checksum; says why
+    │   └── BundleTooLarge                over the size or file-count cap
     └── ClusterError                      the Dask cluster cannot be used, or a game failed on it
         └── ClusterLost                   the connection to the scheduler was lost
 
@@ -134,6 +137,15 @@ class SandboxUnavailable(SandboxError):
     """Boxed bots cannot run here: bubblewrap, setpriv or a cgroup controller is missing
     (or not writable). The message is one line saying which; a boxed bot is never run
     without its box."""
+
+
+class BundleError(HarnessError, ValueError):
+    """A submitted bot bundle is refused (a bad archive, a bad or missing bot.toml, a
+    checksum that does not match); the message says why, for the bot's owner."""
+
+
+class BundleTooLarge(BundleError):
+    """A submitted bundle, or what it unpacks to, is over the ladder's caps."""
 
 
 class ClusterError(HarnessError):

@@ -24,8 +24,11 @@ def elo_text(row: Mapping[str, Any]) -> str:
 
 
 def note(row: Mapping[str, Any]) -> str:
-    """The last column: retired, benched with the reason, or whose rating an unrated
-    version shows."""
+    """The last column: a hosted bot's build when it is not ready (``build failed``,
+    ``building``), retired, benched with the reason, or whose rating an unrated version
+    shows."""
+    if row.get("build") and row["build"] != "ready":
+        return str(row["build"])
     if row["retired"]:
         return "retired"
     if row["benched"]:

@@ -11,7 +11,8 @@
 
 and, for a running ladder (``euchre-harness ladder``; see :mod:`harness.cli._ctl_ladder`):
 ``register``, ``new-version``, ``rotate``, ``retire``, ``restore``, ``lift``,
-``standings``, ``games`` and ``ladder-watch`` (also ``watch`` with no ID).
+``standings``, ``games`` and ``ladder-watch`` (also ``watch`` with no ID); ``submit``
+and ``build-log`` for hosted bots (see :mod:`harness.cli._ctl_submit`).
 
 The referee's address comes from ``--address`` or ``EUCHRE_REFEREE_ADDRESS`` (default
 ``127.0.0.1:50051``, where ``serve`` listens), the operator token from
@@ -32,7 +33,7 @@ from typing import Any
 
 import grpc
 
-from harness.cli import _ctl_ladder
+from harness.cli import _ctl_ladder, _ctl_submit
 from harness.protocol import ladder as lp
 from harness.protocol import operator as op
 from harness.protocol.tls import TLS_CA_ENV, ca_file, dial
@@ -97,6 +98,7 @@ def register(sub: Any) -> None:
     c.add_argument("id", metavar="ID", help="the tournament's id")
     c.add_argument("--reason", default="", help="why (shown in its status)")
     _ctl_ladder.add_commands(command)
+    _ctl_submit.add_commands(command)
     p.set_defaults(handler=main)
 
 
@@ -159,14 +161,19 @@ async def _run(args: argparse.Namespace) -> int:
         async with dial(address, ca) as channel:
             ladder = "ladder-watch" if args.ctl_command == "watch" and not args.id \
                 else args.ctl_command
-            if ladder in _ctl_ladder.COMMANDS:
-                return await _ctl_ladder.COMMANDS[ladder](
+            if ladder in _LADDER_COMMANDS:
+                return await _LADDER_COMMANDS[ladder](
                     lp.LadderServiceStub(channel), args, _metadata(args))
             stub = op.OperatorServiceStub(channel)
             return await _COMMANDS[args.ctl_command](stub, args, _metadata(args))
     except grpc.aio.AioRpcError as e:
         raise CtlError(_explain(e, address, args.timeout, ca is not None,
                                 _token_source(args))) from None
+    except _ctl_submit.SubmitError as e:
+        raise CtlError(str(e)) from None
+
+
+_LADDER_COMMANDS = {**_ctl_ladder.COMMANDS, **_ctl_submit.COMMANDS}
 
 
 # ---------------------------------------------------------------------- commands

@@ -22,6 +22,8 @@ address: ``euchre-harness ctl register``, ``ctl standings``, ``ctl games``, ``ct
 ladder-watch`` and the rest work from any machine given ``--operator-token`` (or
 ``EUCHRE_OPERATOR_TOKEN``), and from this one without. With ``--http-port`` it also
 serves a read-only live page (standings, recent games and their replays) on that port.
+``euchre-harness ctl submit NAME PATH`` uploads a hosted bot, which the ladder builds and
+runs in a box (docs/hosting.md).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from harness.cli.common import (
     operator_token,
 )
 from harness.errors import ConfigError
+from harness.ladder.hosting import BuildPolicy
 from harness.ladder.matchmaking import Matchmaker, Policy
 from harness.ladder.quarantine import Quarantine, QuarantinePolicy
 from harness.ladder.ratings import LadderRatings
@@ -53,6 +56,7 @@ from harness.ladder.registry import Registry, Token
 from harness.ladder.runtime import LadderRuntime, LadderSettings
 from harness.ladder.service import ladder_standings
 from harness.ladder.store import LadderStore
+from harness.ladder.uploads import Uploads
 from harness.protocol.ladder import standing_to_dict
 from harness.protocol.tls import server_tls
 from harness.store import ResultsStore
@@ -123,11 +127,14 @@ def settings_from(config: TournamentConfig, *, host: str, port: int) -> LadderSe
     except ConfigError as e:
         message = re.sub(r"\b[a-z_]+\b", lambda m: names.get(m.group(), m.group()), e.message)
         raise ConfigError(names.get(e.option, e.option), message) from None
+    for key in ("cluster_retry_seconds", "build_seconds"):
+        if not config.ladder[key] > 0:
+            raise ConfigError(f"ladder.{key}", f"must be > 0; got {config.ladder[key]}")
     retry = config.ladder["cluster_retry_seconds"]
-    if not retry > 0:
-        raise ConfigError("ladder.cluster_retry_seconds", f"must be > 0; got {retry}")
+    build = BuildPolicy(build_seconds=config.ladder["build_seconds"])
     settings = LadderSettings(
         matchmaking=matchmaking, quarantine=quarantine, cluster_retry_seconds=retry,
+        upload_max_bytes=config.ladder["upload_max_mib"] << 20, build=build,
         store=config.output / STORE_NAME, log_dir=config.output / "logs",
         rules=config.rules, time_control=config.time_control,
         fault_policy=config.fault_policy, partnerships=config.partnerships,
@@ -158,7 +165,8 @@ def _standings(store: LadderStore, settings: LadderSettings, latest: bool) -> No
     ratings = LadderRatings()
     ratings.add_games(rows)
     ratings.refresh(force=True)
-    standings = ladder_standings(ratings, Registry(store), Quarantine(store), latest_only=latest)
+    standings = ladder_standings(ratings, Registry(store), Quarantine(store),
+                                 Uploads(store).states(), latest_only=latest)
     print(standings_table(standing_to_dict(s) for s in standings))
 
 

@@ -22,6 +22,7 @@ import hmac
 import re
 import secrets
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -29,7 +30,7 @@ from typing import Any, Final
 from harness.errors import ConfigError
 from harness.ladder.store import LadderStore
 
-__all__ = ["MAX_CONCURRENCY", "Entrant", "Registry", "Token"]
+__all__ = ["MAX_CONCURRENCY", "Also", "Entrant", "Registry", "Token"]
 
 MAX_CONCURRENCY: Final = 64
 """The most seats one entrant may hold at once."""
@@ -39,6 +40,10 @@ _TOKEN = re.compile(r"eh_([0-9a-f]{16})_([A-Za-z0-9_-]{43})")
 _SALT_BYTES: Final = 16
 _DUMMY_SALT: Final = bytes(_SALT_BYTES)
 _DUMMY_HASH: Final = bytes(32)
+
+Also = Callable[[sqlite3.Connection, str], None]
+"""A further write made in the transaction that registers a bot version: called with the
+connection and the new version's name (a hosted bot's files, say)."""
 
 _COLUMNS: Final = ("id, name, base, version, previous_id, owner, description, concurrency, "
                    "created_at, retired_at")
@@ -199,7 +204,7 @@ class Registry:
         return token
 
     def register(self, name: str, owner: str, *, description: str = "",
-                 concurrency: int = 1) -> tuple[Entrant, Token]:
+                 concurrency: int = 1, also: Also | None = None) -> tuple[Entrant, Token]:
         """Register a new bot; returns it and its token (shown once, never stored).
         ConfigError names the offending field (a taken name included)."""
         if not isinstance(name, str) or not _BASE_NAME.fullmatch(name):
@@ -213,14 +218,17 @@ class Registry:
             if conn.execute("SELECT 1 FROM ladder_bots WHERE base = ?", (name,)).fetchone():
                 raise ConfigError("name", f"a bot named {name!r} is already registered")
             token = self._insert(conn, name, 1, None, owner, description, concurrency)
+            if also is not None:
+                also(conn, name)
             return self._get(conn, name), token
 
     def new_version(self, name: str, *, owner: str | None = None,
                     description: str | None = None, concurrency: int | None = None,
-                    retire_previous: bool = True) -> tuple[Entrant, Token]:
+                    retire_previous: bool = True,
+                    also: Also | None = None) -> tuple[Entrant, Token]:
         """Register the next version of ``name``'s bot (``base@N``), linked to its newest
         version, whose owner, description and concurrency it inherits unless given.
-        Returns the new entrant and its token."""
+        Returns the new entrant and its token. ``also`` runs in the same transaction."""
         with self._store.writing() as conn:
             base = self._get(conn, name).base
             latest = max(self._rows(conn, "WHERE base = ?", (base,)),
@@ -237,7 +245,10 @@ class Registry:
             if retire_previous and not latest.retired:
                 conn.execute("UPDATE ladder_bots SET retired_at = ? WHERE id = ?",
                              (_now(), latest.id))
-            return self._get(conn, f"{base}@{latest.version + 1}"), token
+            name = f"{base}@{latest.version + 1}"
+            if also is not None:
+                also(conn, name)
+            return self._get(conn, name), token
 
     def rotate(self, name: str) -> Token:
         """Replace ``name``'s token; the old one stops working at once."""

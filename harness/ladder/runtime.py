@@ -41,6 +41,7 @@ from pathlib import Path
 from harness.errors import ClusterError, ConfigError
 from harness.ladder.cluster import RETRY_SECONDS, HouseCluster
 from harness.ladder.events import LadderEvents
+from harness.ladder.hosting import BuildPolicy, Hosting
 from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, Policy, SetProgress
 from harness.ladder.quarantine import Quarantine, QuarantinePolicy
 from harness.ladder.ratings import LadderRatings
@@ -49,6 +50,7 @@ from harness.ladder.registry import Registry
 from harness.ladder.service import LadderServicer, game_message, standings
 from harness.ladder.sets import SetLog
 from harness.ladder.store import LadderStore
+from harness.ladder.uploads import DEFAULT_MAX_BYTES, Uploads
 from harness.protocol import ladder as lp
 from harness.protocol.tls import ServerTLS
 from harness.referee.arena import Arena, forfeit_result
@@ -101,6 +103,8 @@ class LadderSettings:
     scheduler: str | None = None  # house-only sets on this Dask scheduler's workers
     workers: int = 0  # ... or on a local cluster of this many worker processes
     cluster_retry_seconds: float = RETRY_SECONDS  # a lost scheduler is tried again this often
+    upload_max_bytes: int = DEFAULT_MAX_BYTES  # the largest bundle SubmitBot accepts
+    build: BuildPolicy = field(default_factory=BuildPolicy)  # hosted bots' builds and boxes
 
     @property
     def seats_per_bot(self) -> int:
@@ -139,6 +143,9 @@ class LadderRuntime:
         self.store = LadderStore(settings.store)
         self.results = ResultsStore(settings.store)
         self.registry = Registry(self.store)
+        self.uploads = Uploads(self.store, max_bytes=settings.upload_max_bytes)
+        self.hosting = Hosting(self.uploads, self.registry, settings.rules, settings.build,
+                               on_ready=self.wake)
         self.sets = SetLog(self.store)
         self.quarantine = Quarantine(self.store, settings.quarantine)
         self.ratings = LadderRatings(self.store, every_games=settings.refresh_games,
@@ -173,6 +180,9 @@ class LadderRuntime:
             except ConfigError:
                 self.registry.register(entrant.name, HOUSE_OWNER)  # its token is not needed
         self.results.ensure_tournament(self.settings.ladder_id, "ladder", {"kind": "ladder"})
+        swept = self.uploads.sweep()
+        if swept:
+            log.info("removed %d unfinished uploads or builds of the last run", len(swept))
         closed = self.sets.close_unfinished("the ladder stopped while it was played")
         if closed:
             log.info("%d deal sets left unfinished by the last run are cut short", closed)
@@ -196,8 +206,10 @@ class LadderRuntime:
     def _sync_entrants(self, arena: Arena) -> None:
         """Add newly registered bots to the pool; park instances without a stream."""
         pool = arena.pool
+        hosted = self.uploads.states()  # seated by self.hosting once built, never remote
         for entrant in self.registry.entrants():
-            if entrant.name not in pool.entrants and entrant.name not in self._house:
+            if entrant.name not in pool.entrants and entrant.name not in self._house \
+                    and entrant.name not in hosted:
                 placeholders = tuple("ladder-seat-" + secrets.token_hex(16)
                                      for _ in range(entrant.concurrency))
                 pool.add(Entrant(entrant.name, None, placeholders), entrant.concurrency,
@@ -223,8 +235,9 @@ class LadderRuntime:
             return None  # a house bot's seats are its own processes', never a stream's
         if entrant.name not in arena.pool.entrants:  # registered since the last round
             self._sync_entrants(arena)
-        if entrant.name not in arena.pool.entrants:
-            return None
+        member = arena.pool.entrants.get(entrant.name)
+        if member is None or not member.remote:
+            return None  # so are a hosted bot's (its boxes')
         # A slot handed to a stream stays claimed until that stream's handshake is done
         # (it is live then) or has had its time: two streams dialing at once must not
         # get the same slot.
@@ -249,7 +262,7 @@ class LadderRuntime:
     def _ready(self, arena: Arena, name: str) -> int:
         """Seats ``name`` can take now: free instances with a stream (any free instance
         of a house bot, which the pool starts on demand)."""
-        remote = name not in self._house
+        remote = arena.pool.entrants[name].remote
         return sum(1 for i in arena.pool.instances(name)
                    if not i.busy and (not remote or i.slot.live))
 
@@ -262,10 +275,11 @@ class LadderRuntime:
         for entrant in self.registry.entrants():
             if entrant.name not in arena.pool.entrants:
                 continue
-            remote = entrant.name not in self._house
-            if remote and (cluster_sets is not None or not any(
-                    i.slot.live for i in arena.pool.instances(entrant.name))):
-                continue  # not connected (or not for the cluster)
+            if cluster_sets is not None and entrant.name not in self._house:
+                continue  # only house bots play on the cluster
+            if arena.pool.entrants[entrant.name].remote and not any(
+                    i.slot.live for i in arena.pool.instances(entrant.name)):
+                continue  # not connected
             free = (0 if entrant.name in benched
                     else self._ready(arena, entrant.name) if cluster_sets is None
                     else self.settings.seats_per_bot * cluster_sets)
@@ -430,6 +444,7 @@ class LadderRuntime:
             self.arena = arena
             for entrant, seats in s.house:
                 arena.add(entrant, seats, s.rules)
+            await self.hosting.start(arena)
             arena.server.registry.resolver = self._resolve
             if self.on_listen is not None:
                 self.on_listen(arena.server.address)
@@ -447,6 +462,7 @@ class LadderRuntime:
             finally:
                 self.events.close()
                 stopper.cancel()
+                await self.hosting.close()
                 arena.stop_games.set()
                 if self.cluster is not None:
                     await self.cluster.close()  # its sets in play are cut short

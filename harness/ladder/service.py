@@ -9,7 +9,7 @@ the answer of RegisterBot, NewVersion or RotateToken, and is never logged.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
@@ -18,6 +18,7 @@ from harness.errors import ConfigError
 from harness.ladder.quarantine import Quarantine
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Entrant, Registry
+from harness.ladder.submit import Submissions
 from harness.protocol import ladder as lp
 from harness.store import GameRow
 
@@ -37,11 +38,12 @@ MAX_GAMES = 1000
 """The most games ListGames returns: a larger limit is clamped to it."""
 
 
-def bot_message(entrant: Entrant) -> lp.LadderBot:
+def bot_message(entrant: Entrant, build_state: str | None = None) -> lp.LadderBot:
+    """The LadderBot of ``entrant``; ``build_state`` for a hosted bot."""
     return lp.bot(name=entrant.name, base=entrant.base, version=entrant.version,
                   owner=entrant.owner, description=entrant.description,
                   concurrency=entrant.concurrency, created_at=entrant.created_at,
-                  retired=entrant.retired)
+                  retired=entrant.retired, build_state=build_state)
 
 
 def game_message(row: GameRow) -> lp.LadderGame:
@@ -50,22 +52,26 @@ def game_message(row: GameRow) -> lp.LadderGame:
                    hands=row.hands)
 
 
-def ladder_standings(ratings: LadderRatings, registry: Registry, quarantine: Quarantine, *,
+def ladder_standings(ratings: LadderRatings, registry: Registry, quarantine: Quarantine,
+                     builds: Mapping[str, str], *,
                      latest_only: bool = False) -> list[lp.LadderStanding]:
-    """The standings with ``ratings`` as they stand, benched bots with their reason: what
-    the running ladder answers and what ``ladder CONFIG standings`` reads from its store."""
+    """The standings with ``ratings`` as they stand, benched bots with their reason and
+    hosted bots with their build state: what the running ladder answers and what
+    ``ladder CONFIG standings`` reads from its store. ``builds``: hosted version ->
+    build state (:meth:`harness.ladder.uploads.Uploads.states`)."""
     rows = ratings.standings(registry.entrants(include_retired=True), latest_only=latest_only)
     out = []
     for row in rows:
         bench = quarantine.benched(row["name"])
-        out.append(lp.standing(row, bench.reason if bench is not None else ""))
+        out.append(lp.standing(row, bench.reason if bench is not None else "",
+                               builds.get(row["name"], "")))
     return out
 
 
 def standings(runtime: LadderRuntime, *, latest_only: bool = False) -> list[lp.LadderStanding]:
     """The running ladder's standings with its current ratings."""
     return ladder_standings(runtime.ratings, runtime.registry, runtime.quarantine,
-                            latest_only=latest_only)
+                            runtime.uploads.states(), latest_only=latest_only)
 
 
 def recent_games(runtime: LadderRuntime, limit: int, bot: str = "") -> list[GameRow]:
@@ -74,12 +80,21 @@ def recent_games(runtime: LadderRuntime, limit: int, bot: str = "") -> list[Game
     return runtime.results.latest_games(runtime.settings.ladder_id, limit, bot=bot or None)
 
 
+def status_of(error: ConfigError) -> grpc.StatusCode:
+    """The status a registry's ConfigError answers with."""
+    text = str(error)
+    return (grpc.StatusCode.NOT_FOUND if "no bot named" in text
+            else grpc.StatusCode.ALREADY_EXISTS if "already registered" in text
+            else grpc.StatusCode.INVALID_ARGUMENT)
+
+
 class LadderServicer(lp.LadderServiceServicer):
     """The operator's calls on one running ladder."""
 
     def __init__(self, runtime: LadderRuntime, server: RefereeServer) -> None:
         self.runtime = runtime
         self.server = server
+        self.submissions = Submissions(runtime, server)
 
     async def _call(self, context: Context, action: Callable[[], T]) -> T:
         """Run a registry action, turning its ConfigError into a status."""
@@ -87,11 +102,7 @@ class LadderServicer(lp.LadderServiceServicer):
         try:
             return action()
         except ConfigError as e:
-            text = str(e)
-            code = (grpc.StatusCode.NOT_FOUND if "no bot named" in text
-                    else grpc.StatusCode.ALREADY_EXISTS if "already registered" in text
-                    else grpc.StatusCode.INVALID_ARGUMENT)
-            await context.abort(code, text)
+            await context.abort(status_of(e), str(e))
             raise  # not reached: abort raises
 
     async def RegisterBot(self, request: lp.RegisterBotRequest,
@@ -159,3 +170,18 @@ class LadderServicer(lp.LadderServiceServicer):
         await self.server.require_operator(context)
         async for event in self.runtime.events.watch():
             yield event
+
+    async def SubmitBot(self, request_iterator: AsyncIterator[lp.SubmitBotRequest],
+                        context: Context) -> lp.SubmitBotResponse:
+        try:
+            entrant, token, sha256, state = await self.submissions.submit(request_iterator,
+                                                                          context)
+        except ConfigError as e:
+            await context.abort(status_of(e), str(e))
+            raise  # not reached: abort raises
+        return lp.SubmitBotResponse(bot=bot_message(entrant, state), token=token.reveal(),
+                                    sha256=sha256)
+
+    async def GetBuildLog(self, request: lp.GetBuildLogRequest,
+                          context: Context) -> lp.GetBuildLogResponse:
+        return await self.submissions.build_log(request, context)

@@ -85,9 +85,26 @@ def _migrate_to_v1(conn: sqlite3.Connection) -> None:
     )
 
 
+def _migrate_to_v2(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        """CREATE TABLE ladder_hosted (
+            bot_id INTEGER PRIMARY KEY REFERENCES ladder_bots(id),
+            sha256 TEXT NOT NULL,
+            root TEXT NOT NULL,
+            runtime TEXT NOT NULL,
+            command_json TEXT NOT NULL,
+            build_json TEXT NOT NULL,
+            state TEXT NOT NULL,
+            detail TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )"""
+    )
+
+
 # _MIGRATIONS[i] upgrades the ladder tables from version i to i + 1, inside the caller's
 # transaction. Never edit a released step; append a new one.
-_MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (_migrate_to_v1,)
+_MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (
+    _migrate_to_v1, _migrate_to_v2)
 
 
 class LadderStore:

@@ -13,7 +13,10 @@ from harness._generated.euchre.v1 import ladder_pb2_grpc as _lrpc
 from harness._generated.euchre.v1.ladder_pb2 import (
     BotBenched,
     BotConnected,
+    BundleFormat,
     GameFinished,
+    GetBuildLogRequest,
+    GetBuildLogResponse,
     GetStandingsRequest,
     GetStandingsResponse,
     LadderBot,
@@ -34,19 +37,25 @@ from harness._generated.euchre.v1.ladder_pb2 import (
     RetireBotResponse,
     RotateTokenRequest,
     RotateTokenResponse,
+    SubmitBotRequest,
+    SubmitBotResponse,
+    SubmitHeader,
     WatchLadderRequest,
     WatchLadderResponse,
 )
 
 __all__ = [
-    "SERVICE_NAME", "BotBenched", "BotConnected", "GameFinished", "GetStandingsRequest",
+    "BUNDLE_FORMATS", "SERVICE_NAME", "BotBenched", "BotConnected", "BundleFormat",
+    "GameFinished", "GetBuildLogRequest", "GetBuildLogResponse", "GetStandingsRequest",
     "GetStandingsResponse", "LadderBot", "LadderGame", "LadderServiceServicer",
     "LadderServiceStub", "LadderStanding", "LiftBenchRequest", "LiftBenchResponse",
     "ListGamesRequest", "ListGamesResponse", "NewVersionRequest", "NewVersionResponse",
     "RatingChanged", "RegisterBotRequest", "RegisterBotResponse", "RestoreBotRequest",
     "RestoreBotResponse", "RetireBotRequest", "RetireBotResponse", "RotateTokenRequest",
-    "RotateTokenResponse", "WatchLadderRequest", "WatchLadderResponse", "add_to_server",
-    "bot", "event_to_dict", "game", "game_to_dict", "standing", "standing_to_dict",
+    "RotateTokenResponse", "SubmitBotRequest", "SubmitBotResponse", "SubmitHeader",
+    "WatchLadderRequest", "WatchLadderResponse", "add_to_server",
+    "bot", "bundle_format", "event_to_dict", "game", "game_to_dict", "standing",
+    "standing_to_dict",
 ]
 
 SERVICE_NAME: str = _lpb.DESCRIPTOR.services_by_name["LadderService"].full_name
@@ -54,19 +63,31 @@ LadderServiceServicer = _lrpc.LadderServiceServicer
 LadderServiceStub = _lrpc.LadderServiceStub
 add_to_server = _lrpc.add_LadderServiceServicer_to_server
 
+BUNDLE_FORMATS: dict[str, BundleFormat.ValueType] = {"tar.gz": BundleFormat.BUNDLE_FORMAT_TAR_GZ,
+                                  "zip": BundleFormat.BUNDLE_FORMAT_ZIP}
+"""A bundle's format (as :mod:`harness.ladder.bundle` names it) -> its enum value."""
+
+
+def bundle_format(value: int) -> str:
+    """The format name of a SubmitHeader's ``format`` ("" if unset or unknown)."""
+    return next((name for name, number in BUNDLE_FORMATS.items() if number == value), "")
+
 
 def bot(*, name: str, base: str, version: int, owner: str, description: str,
-        concurrency: int, created_at: str, retired: bool) -> LadderBot:
-    """A LadderBot from a registry entrant's fields."""
+        concurrency: int, created_at: str, retired: bool,
+        build_state: str | None = None) -> LadderBot:
+    """A LadderBot from a registry entrant's fields; ``build_state`` for a hosted bot."""
     return LadderBot(name=name, base=base, version=version, owner=owner,
                      description=description, concurrency=concurrency,
-                     created_at=created_at, retired=retired)
+                     created_at=created_at, retired=retired, hosted=build_state is not None,
+                     build_state=build_state or "")
 
 
-def standing(row: Mapping[str, Any], benched_reason: str = "") -> LadderStanding:
+def standing(row: Mapping[str, Any], benched_reason: str = "",
+             build_state: str = "") -> LadderStanding:
     """A LadderStanding from a standings row (``LadderRatings.standings``: name, owner,
     elo (None when unrated or a sweep), ci95, games, score, sweep, lower, upper,
-    retired, inherited_from)."""
+    retired, inherited_from), with a hosted bot's build state."""
     sweep = str(row.get("sweep") or "")
     bound = row.get("upper" if sweep == "all_lost" else "lower") if sweep else None
     rated = row.get("elo") is not None or bool(sweep)
@@ -75,7 +96,8 @@ def standing(row: Mapping[str, Any], benched_reason: str = "") -> LadderStanding
         elo=float(row.get("elo") or 0.0), ci95=float(row.get("ci95") or 0.0),
         games=float(row.get("games") or 0.0), score=float(row.get("score") or 0.0),
         sweep=sweep, bound=float(bound or 0.0), retired=bool(row.get("retired")),
-        benched_reason=benched_reason, inherited_from=str(row.get("inherited_from") or ""))
+        benched_reason=benched_reason, inherited_from=str(row.get("inherited_from") or ""),
+        build_state=build_state)
 
 
 def standing_to_dict(s: LadderStanding) -> dict[str, Any]:
@@ -85,7 +107,8 @@ def standing_to_dict(s: LadderStanding) -> dict[str, Any]:
             "ci95": s.ci95 if s.rated and not s.sweep else None, "games": s.games,
             "score": s.score, "sweep": s.sweep or None,
             "bound": s.bound if s.sweep else None, "retired": s.retired,
-            "benched": s.benched_reason or None, "inherited_from": s.inherited_from or None}
+            "benched": s.benched_reason or None, "inherited_from": s.inherited_from or None,
+            "build": s.build_state or None}
 
 
 def game(*, game_key: str, seats: Iterable[str], scores: Iterable[int], termination: str,

@@ -211,6 +211,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("ladder.cluster_retry_seconds", "float", "ladder: how often a ladder that lost "
            "its Dask scheduler tries it again (in between, its referee plays every set)",
            RETRY_SECONDS),
+    Option("ladder.upload_max_mib", "int", "ladder: the largest bundle a hosted bot may be "
+           "submitted as (ctl submit), in MiB", 50, minimum=1),
+    Option("ladder.build_seconds", "float", "ladder: a hosted bot's build is stopped, and "
+           "fails, after this many seconds", 600.0),
     Option("rules", "section", "the rules (see Rules options)", RulesConfig(),
            shown_default="four-handed defaults", stored=FORMATS),
     Option("bot", "section", "the bots, one [[bot]] table each (keys: bot.*)", REQUIRED,

@@ -12,12 +12,17 @@ RotateToken, once: the ladder stores only its hash.
 
 Errors: an unknown bot is NOT_FOUND, a name already taken ALREADY_EXISTS, an invalid
 name, owner or concurrency INVALID_ARGUMENT.
+
+SubmitBot and GetBuildLog also accept a bot's own token in place of the operator's
+("authorization: Bearer BOT_TOKEN"): it may submit and read the builds of its own bot
+(every version of it) and of no other (PERMISSION_DENIED).
 """
 
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -28,6 +33,26 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class _BundleFormat:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _BundleFormatEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_BundleFormat.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    BUNDLE_FORMAT_UNSPECIFIED: _BundleFormat.ValueType  # 0
+    BUNDLE_FORMAT_TAR_GZ: _BundleFormat.ValueType  # 1
+    """A gzip-compressed tar archive."""
+    BUNDLE_FORMAT_ZIP: _BundleFormat.ValueType  # 2
+
+class BundleFormat(_BundleFormat, metaclass=_BundleFormatEnumTypeWrapper):
+    """How a submitted bundle is packed."""
+
+BUNDLE_FORMAT_UNSPECIFIED: BundleFormat.ValueType  # 0
+BUNDLE_FORMAT_TAR_GZ: BundleFormat.ValueType  # 1
+"""A gzip-compressed tar archive."""
+BUNDLE_FORMAT_ZIP: BundleFormat.ValueType  # 2
+Global___BundleFormat: _TypeAlias = BundleFormat  # noqa: Y015
 
 @_typing.final
 class LadderBot(_message.Message):
@@ -43,6 +68,8 @@ class LadderBot(_message.Message):
     CONCURRENCY_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
     RETIRED_FIELD_NUMBER: _builtins.int
+    HOSTED_FIELD_NUMBER: _builtins.int
+    BUILD_STATE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """"base" for version 1, "base@N" after."""
     base: _builtins.str
@@ -55,6 +82,10 @@ class LadderBot(_message.Message):
     created_at: _builtins.str
     """When it was registered (ISO 8601, UTC)."""
     retired: _builtins.bool
+    hosted: _builtins.bool
+    """Set for a bot whose code was submitted (SubmitBot): the ladder runs it in a box."""
+    build_state: _builtins.str
+    """A hosted bot's build: "building", "ready" or "build failed" (empty otherwise)."""
     def __init__(
         self,
         *,
@@ -66,10 +97,12 @@ class LadderBot(_message.Message):
         concurrency: _builtins.int = ...,
         created_at: _builtins.str = ...,
         retired: _builtins.bool = ...,
+        hosted: _builtins.bool = ...,
+        build_state: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["base", b"base", "concurrency", b"concurrency", "created_at", b"created_at", "description", b"description", "name", b"name", "owner", b"owner", "retired", b"retired", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["base", b"base", "build_state", b"build_state", "concurrency", b"concurrency", "created_at", b"created_at", "description", b"description", "hosted", b"hosted", "name", b"name", "owner", b"owner", "retired", b"retired", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -372,6 +405,7 @@ class LadderStanding(_message.Message):
     RETIRED_FIELD_NUMBER: _builtins.int
     BENCHED_REASON_FIELD_NUMBER: _builtins.int
     INHERITED_FROM_FIELD_NUMBER: _builtins.int
+    BUILD_STATE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     owner: _builtins.str
     rated: _builtins.bool
@@ -395,6 +429,10 @@ class LadderStanding(_message.Message):
     """Non-empty while the bot is benched: why."""
     inherited_from: _builtins.str
     """For a version without games of its own: the older version whose rating it shows."""
+    build_state: _builtins.str
+    """A hosted bot's build: "building", "ready" or "build failed" (empty otherwise). A
+    bot whose build failed never plays.
+    """
     def __init__(
         self,
         *,
@@ -410,10 +448,11 @@ class LadderStanding(_message.Message):
         retired: _builtins.bool = ...,
         benched_reason: _builtins.str = ...,
         inherited_from: _builtins.str = ...,
+        build_state: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["benched_reason", b"benched_reason", "bound", b"bound", "ci95", b"ci95", "elo", b"elo", "games", b"games", "inherited_from", b"inherited_from", "name", b"name", "owner", b"owner", "rated", b"rated", "retired", b"retired", "score", b"score", "sweep", b"sweep"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["benched_reason", b"benched_reason", "bound", b"bound", "build_state", b"build_state", "ci95", b"ci95", "elo", b"elo", "games", b"games", "inherited_from", b"inherited_from", "name", b"name", "owner", b"owner", "rated", b"rated", "retired", b"retired", "score", b"score", "sweep", b"sweep"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -670,3 +709,153 @@ class WatchLadderResponse(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
 
 Global___WatchLadderResponse: _TypeAlias = WatchLadderResponse  # noqa: Y015
+
+@_typing.final
+class SubmitHeader(_message.Message):
+    """What SubmitBot's first message says about the bundle that follows."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    FORMAT_FIELD_NUMBER: _builtins.int
+    SIZE_FIELD_NUMBER: _builtins.int
+    SHA256_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
+    CONCURRENCY_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The bot (any of its versions) whose next version this is; for the operator, a new
+    name registers a new bot.
+    """
+    format: Global___BundleFormat.ValueType
+    size: _builtins.int
+    """The bundle's size in bytes, and the sha256 of its bytes (64 hex digits)."""
+    sha256: _builtins.str
+    owner: _builtins.str
+    """For a new bot only (see RegisterBotRequest)."""
+    description: _builtins.str
+    concurrency: _builtins.int
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        format: Global___BundleFormat.ValueType = ...,
+        size: _builtins.int = ...,
+        sha256: _builtins.str = ...,
+        owner: _builtins.str = ...,
+        description: _builtins.str = ...,
+        concurrency: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "description", b"description", "format", b"format", "name", b"name", "owner", b"owner", "sha256", b"sha256", "size", b"size"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SubmitHeader: _TypeAlias = SubmitHeader  # noqa: Y015
+
+@_typing.final
+class SubmitBotRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HEADER_FIELD_NUMBER: _builtins.int
+    CHUNK_FIELD_NUMBER: _builtins.int
+    chunk: _builtins.bytes
+    """The bundle's next bytes (at most 1 MiB each)."""
+    @_builtins.property
+    def header(self) -> Global___SubmitHeader:
+        """The first message."""
+
+    def __init__(
+        self,
+        *,
+        header: Global___SubmitHeader | None = ...,
+        chunk: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "header", b"header", "part", b"part"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "header", b"header", "part", b"part"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_part: _TypeAlias = _typing.Literal["header", "chunk"]  # noqa: Y015
+    _WhichOneofArgType_part: _TypeAlias = _typing.Literal["part", b"part"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_part) -> _WhichOneofReturnType_part | None: ...
+
+Global___SubmitBotRequest: _TypeAlias = SubmitBotRequest  # noqa: Y015
+
+@_typing.final
+class SubmitBotResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    TOKEN_FIELD_NUMBER: _builtins.int
+    SHA256_FIELD_NUMBER: _builtins.int
+    token: _builtins.str
+    """Its token, shown once: it submits the bot's next version and reads its build logs."""
+    sha256: _builtins.str
+    """The bundle's sha256 as stored."""
+    @_builtins.property
+    def bot(self) -> Global___LadderBot:
+        """The new version."""
+
+    def __init__(
+        self,
+        *,
+        bot: Global___LadderBot | None = ...,
+        token: _builtins.str = ...,
+        sha256: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "sha256", b"sha256", "token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SubmitBotResponse: _TypeAlias = SubmitBotResponse  # noqa: Y015
+
+@_typing.final
+class GetBuildLogRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """A hosted bot version, "name@N"."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetBuildLogRequest: _TypeAlias = GetBuildLogRequest  # noqa: Y015
+
+@_typing.final
+class GetBuildLogResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BUILD_STATE_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
+    LOG_FIELD_NUMBER: _builtins.int
+    build_state: _builtins.str
+    """"building", "ready" or "build failed"."""
+    detail: _builtins.str
+    """Why a build failed, in one line (empty otherwise)."""
+    log: _builtins.str
+    """The build's output (the end of it when it was long); empty without a build step."""
+    def __init__(
+        self,
+        *,
+        build_state: _builtins.str = ...,
+        detail: _builtins.str = ...,
+        log: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["build_state", b"build_state", "detail", b"detail", "log", b"log"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetBuildLogResponse: _TypeAlias = GetBuildLogResponse  # noqa: Y015

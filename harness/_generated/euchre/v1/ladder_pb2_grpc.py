@@ -80,6 +80,16 @@ class LadderServiceStub:
                 request_serializer=euchre_dot_v1_dot_ladder__pb2.WatchLadderRequest.SerializeToString,
                 response_deserializer=euchre_dot_v1_dot_ladder__pb2.WatchLadderResponse.FromString,
                 _registered_method=True)
+        self.SubmitBot = channel.stream_unary(
+                '/euchre.v1.LadderService/SubmitBot',
+                request_serializer=euchre_dot_v1_dot_ladder__pb2.SubmitBotRequest.SerializeToString,
+                response_deserializer=euchre_dot_v1_dot_ladder__pb2.SubmitBotResponse.FromString,
+                _registered_method=True)
+        self.GetBuildLog = channel.unary_unary(
+                '/euchre.v1.LadderService/GetBuildLog',
+                request_serializer=euchre_dot_v1_dot_ladder__pb2.GetBuildLogRequest.SerializeToString,
+                response_deserializer=euchre_dot_v1_dot_ladder__pb2.GetBuildLogResponse.FromString,
+                _registered_method=True)
 
 
 class LadderServiceServicer:
@@ -153,6 +163,26 @@ class LadderServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SubmitBot(self, request_iterator, context):
+        """Upload a hosted bot's code as its next version (`name@N`; version 1 of a new bot
+        when the operator submits a name not registered yet). The first message is the
+        header, the rest are chunks of the bundle, in order. The ladder checks the size and
+        the sha256, unpacks the bundle, checks its manifest (bot.toml), stores it and
+        answers with the new version and its token; the build, if any, runs after.
+        A bundle over the ladder's cap is RESOURCE_EXHAUSTED; a wrong sha256, a bad archive
+        or manifest INVALID_ARGUMENT with the reason.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetBuildLog(self, request, context):
+        """A hosted bot version's build state and build log.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LadderServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -200,6 +230,16 @@ def add_LadderServiceServicer_to_server(servicer, server):
                     servicer.WatchLadder,
                     request_deserializer=euchre_dot_v1_dot_ladder__pb2.WatchLadderRequest.FromString,
                     response_serializer=euchre_dot_v1_dot_ladder__pb2.WatchLadderResponse.SerializeToString,
+            ),
+            'SubmitBot': grpc.stream_unary_rpc_method_handler(
+                    servicer.SubmitBot,
+                    request_deserializer=euchre_dot_v1_dot_ladder__pb2.SubmitBotRequest.FromString,
+                    response_serializer=euchre_dot_v1_dot_ladder__pb2.SubmitBotResponse.SerializeToString,
+            ),
+            'GetBuildLog': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetBuildLog,
+                    request_deserializer=euchre_dot_v1_dot_ladder__pb2.GetBuildLogRequest.FromString,
+                    response_serializer=euchre_dot_v1_dot_ladder__pb2.GetBuildLogResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -446,6 +486,60 @@ class LadderService:
             '/euchre.v1.LadderService/WatchLadder',
             euchre_dot_v1_dot_ladder__pb2.WatchLadderRequest.SerializeToString,
             euchre_dot_v1_dot_ladder__pb2.WatchLadderResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SubmitBot(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_unary(
+            request_iterator,
+            target,
+            '/euchre.v1.LadderService/SubmitBot',
+            euchre_dot_v1_dot_ladder__pb2.SubmitBotRequest.SerializeToString,
+            euchre_dot_v1_dot_ladder__pb2.SubmitBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetBuildLog(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/euchre.v1.LadderService/GetBuildLog',
+            euchre_dot_v1_dot_ladder__pb2.GetBuildLogRequest.SerializeToString,
+            euchre_dot_v1_dot_ladder__pb2.GetBuildLogResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -12,6 +12,10 @@ RotateToken, once: the ladder stores only its hash.
 
 Errors: an unknown bot is NOT_FOUND, a name already taken ALREADY_EXISTS, an invalid
 name, owner or concurrency INVALID_ARGUMENT.
+
+SubmitBot and GetBuildLog also accept a bot's own token in place of the operator's
+("authorization: Bearer BOT_TOKEN"): it may submit and read the builds of its own bot
+(every version of it) and of no other (PERMISSION_DENIED).
 """
 
 from collections import abc as _abc
@@ -69,6 +73,17 @@ class LadderServiceStub:
     connected, bot benched) from the moment of the call, until the caller cancels or
     the ladder stops.
     """
+    SubmitBot: _grpc.StreamUnaryMultiCallable[_ladder_pb2.SubmitBotRequest, _ladder_pb2.SubmitBotResponse]
+    """Upload a hosted bot's code as its next version (`name@N`; version 1 of a new bot
+    when the operator submits a name not registered yet). The first message is the
+    header, the rest are chunks of the bundle, in order. The ladder checks the size and
+    the sha256, unpacks the bundle, checks its manifest (bot.toml), stores it and
+    answers with the new version and its token; the build, if any, runs after.
+    A bundle over the ladder's cap is RESOURCE_EXHAUSTED; a wrong sha256, a bad archive
+    or manifest INVALID_ARGUMENT with the reason.
+    """
+    GetBuildLog: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.GetBuildLogRequest, _ladder_pb2.GetBuildLogResponse]
+    """A hosted bot version's build state and build log."""
 
 @_typing.type_check_only
 class LadderServiceAsyncStub(LadderServiceStub):
@@ -100,6 +115,17 @@ class LadderServiceAsyncStub(LadderServiceStub):
     connected, bot benched) from the moment of the call, until the caller cancels or
     the ladder stops.
     """
+    SubmitBot: _aio.StreamUnaryMultiCallable[_ladder_pb2.SubmitBotRequest, _ladder_pb2.SubmitBotResponse]  # type: ignore[assignment]
+    """Upload a hosted bot's code as its next version (`name@N`; version 1 of a new bot
+    when the operator submits a name not registered yet). The first message is the
+    header, the rest are chunks of the bundle, in order. The ladder checks the size and
+    the sha256, unpacks the bundle, checks its manifest (bot.toml), stores it and
+    answers with the new version and its token; the build, if any, runs after.
+    A bundle over the ladder's cap is RESOURCE_EXHAUSTED; a wrong sha256, a bad archive
+    or manifest INVALID_ARGUMENT with the reason.
+    """
+    GetBuildLog: _aio.UnaryUnaryMultiCallable[_ladder_pb2.GetBuildLogRequest, _ladder_pb2.GetBuildLogResponse]  # type: ignore[assignment]
+    """A hosted bot version's build state and build log."""
 
 class LadderServiceServicer(metaclass=_abc_1.ABCMeta):
     """The operator's service of a standing ladder."""
@@ -182,5 +208,28 @@ class LadderServiceServicer(metaclass=_abc_1.ABCMeta):
         connected, bot benched) from the moment of the call, until the caller cancels or
         the ladder stops.
         """
+
+    @_abc_1.abstractmethod
+    def SubmitBot(
+        self,
+        request_iterator: _MaybeAsyncIterator[_ladder_pb2.SubmitBotRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.SubmitBotResponse, _abc.Awaitable[_ladder_pb2.SubmitBotResponse]]:
+        """Upload a hosted bot's code as its next version (`name@N`; version 1 of a new bot
+        when the operator submits a name not registered yet). The first message is the
+        header, the rest are chunks of the bundle, in order. The ladder checks the size and
+        the sha256, unpacks the bundle, checks its manifest (bot.toml), stores it and
+        answers with the new version and its token; the build, if any, runs after.
+        A bundle over the ladder's cap is RESOURCE_EXHAUSTED; a wrong sha256, a bad archive
+        or manifest INVALID_ARGUMENT with the reason.
+        """
+
+    @_abc_1.abstractmethod
+    def GetBuildLog(
+        self,
+        request: _ladder_pb2.GetBuildLogRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.GetBuildLogResponse, _abc.Awaitable[_ladder_pb2.GetBuildLogResponse]]:
+        """A hosted bot version's build state and build log."""
 
 def add_LadderServiceServicer_to_server(servicer: LadderServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

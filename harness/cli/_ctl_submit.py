@@ -1,0 +1,157 @@
+"""``euchre-harness ctl submit`` and ``ctl build-log``: upload a hosted bot to a running
+ladder (``euchre.v1.LadderService.SubmitBot``) and read its build's log.
+
+    euchre-harness ctl submit NAME PATH      PATH: a folder, a .tar.gz (.tgz) or a .zip
+    euchre-harness ctl build-log NAME@N
+
+A folder is packed as a .tar.gz (without ``.git`` and ``__pycache__``), symbolic links
+kept as links. The bundle goes in chunks with its size and sha256, which the ladder
+checks. The caller is the operator (``EUCHRE_OPERATOR_TOKEN``) or the bot itself: its
+token in ``EUCHRE_BOT_TOKEN`` (or ``--bot-token``) submits the next version of that bot
+only and reads its build logs. ``submit`` prints the new version's token once, on
+stdout: the next submission needs it, as the older version's token stops working.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import tarfile
+import tempfile
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from harness.cli.common import default_owner
+from harness.protocol import ladder as lp
+
+__all__ = ["BOT_TOKEN_ENV", "CHUNK_BYTES", "COMMANDS", "SubmitError", "add_commands", "pack"]
+
+BOT_TOKEN_ENV = "EUCHRE_BOT_TOKEN"
+CHUNK_BYTES = 1 << 20
+UPLOAD_TIMEOUT_S = 600.0
+_SKIPPED = frozenset({".git", "__pycache__"})
+
+Metadata = Sequence[tuple[str, str]]
+
+
+class SubmitError(Exception):
+    """A bundle that cannot be sent; one line."""
+
+
+def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
+    """Add ``submit`` and ``build-log``; ``command(name, help)`` makes one sub-parser."""
+    s = command("submit", "upload a bot (a folder, .tar.gz or .zip with a bot.toml) to a "
+                          "running ladder as its next version, and print that version's "
+                          "token once")
+    s.add_argument("name", help="the bot (a new name registers it: operator only)")
+    s.add_argument("path", type=Path, help="a folder, a .tar.gz (.tgz) or a .zip")
+    s.add_argument("--owner", default=None,
+                   help="a new bot's owner (default: your user name)")
+    s.add_argument("--description", default="", help="a new bot's description")
+    s.add_argument("--concurrency", type=int, default=0,
+                   help="a new bot's seats at once (default: the seats of one game)")
+    b = command("build-log", "print a hosted bot version's build log")
+    b.add_argument("name", help="the version, NAME@N")
+    for parser in (s, b):
+        parser.add_argument("--bot-token", default=None, metavar="TOKEN",
+                            help=f"act as this bot, with its token (default: "
+                                 f"${BOT_TOKEN_ENV}; else the operator token); prefer the "
+                                 f"variable, as other users can see a flag")
+
+
+def _format_of(path: Path) -> str | None:
+    name = path.name.lower()
+    if name.endswith((".tar.gz", ".tgz")):
+        return "tar.gz"
+    return "zip" if name.endswith(".zip") else None
+
+
+def pack(folder: Path, out: IO[bytes]) -> None:
+    """Write ``folder``'s contents (not the folder itself) to ``out`` as a .tar.gz."""
+    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        parts = Path(info.name).parts
+        if _SKIPPED & set(parts):
+            return None
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        return info
+
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for entry in sorted(folder.iterdir()):
+            tar.add(entry, arcname=entry.name, filter=keep)
+
+
+def _bundle(path: Path, spool: IO[bytes]) -> tuple[str, IO[bytes]]:
+    """The bundle's format and a file of its bytes (``spool`` for a packed folder)."""
+    if path.is_dir():
+        if not (path / "bot.toml").is_file():
+            raise SubmitError(f"{path} has no bot.toml (it says how to run the bot)")
+        pack(path, spool)
+        spool.seek(0)
+        return "tar.gz", spool
+    fmt = _format_of(path)
+    if fmt is None:
+        raise SubmitError(f"{path}: give a folder, a .tar.gz (.tgz) or a .zip")
+    try:
+        return fmt, path.open("rb")
+    except OSError as e:
+        raise SubmitError(f"cannot read {path}: {e.strerror or e}") from None
+
+
+def _metadata(args: argparse.Namespace, operator: Metadata) -> Metadata:
+    token = args.bot_token or os.environ.get(BOT_TOKEN_ENV)
+    return (("authorization", f"Bearer {token}"),) if token else operator
+
+
+async def _submit(stub: Any, args: argparse.Namespace, md: Metadata) -> int:
+    with tempfile.TemporaryFile() as spool:
+        fmt, source = _bundle(args.path, spool)
+        with source:
+            digest = hashlib.sha256()
+            while chunk := source.read(CHUNK_BYTES):
+                digest.update(chunk)
+            size = source.tell()
+            header = lp.SubmitHeader(
+                name=args.name, format=lp.BUNDLE_FORMATS[fmt], size=size,
+                sha256=digest.hexdigest(), owner=args.owner or default_owner(),
+                description=args.description, concurrency=max(0, args.concurrency))
+
+            async def parts() -> AsyncIterator[lp.SubmitBotRequest]:
+                yield lp.SubmitBotRequest(header=header)
+                source.seek(0)
+                while chunk := source.read(CHUNK_BYTES):
+                    yield lp.SubmitBotRequest(chunk=chunk)
+
+            answer = await stub.SubmitBot(parts(), metadata=_metadata(args, md),
+                                          timeout=max(args.timeout, UPLOAD_TIMEOUT_S))
+    bot = answer.bot
+    if args.json:
+        print(json.dumps({"name": bot.name, "token": answer.token, "sha256": answer.sha256,
+                          "build_state": bot.build_state}))
+    else:
+        print(f"{bot.name}: {answer.token}")
+        print(f"submitted {bot.name} ({size} bytes, sha256 {answer.sha256}): "
+              f"{bot.build_state}; keep its token: it is shown only once", file=sys.stderr)
+    return 0
+
+
+async def _build_log(stub: Any, args: argparse.Namespace, md: Metadata) -> int:
+    answer = await stub.GetBuildLog(lp.GetBuildLogRequest(name=args.name),
+                                    metadata=_metadata(args, md), timeout=args.timeout)
+    if args.json:
+        print(json.dumps({"name": args.name, "build_state": answer.build_state,
+                          "detail": answer.detail, "log": answer.log}))
+        return 0
+    sys.stdout.write(answer.log)
+    detail = f": {answer.detail}" if answer.detail else ""
+    print(f"{args.name}: {answer.build_state}{detail}", file=sys.stderr)
+    return 0
+
+
+COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Metadata], Coroutine[Any, Any, int]]] = {
+    "submit": _submit, "build-log": _build_log,
+}

@@ -1,0 +1,160 @@
+"""SubmitBot and GetBuildLog of ``euchre.v1.LadderService``: a hosted bot's code
+uploaded over gRPC, and its build's log.
+
+Who may call: the operator (as for every LadderService call), or a bot's own token in the
+same ``authorization: Bearer TOKEN`` metadata, for its own bot only (any version of it).
+A token is compared as :meth:`harness.ladder.registry.Registry.authenticate` does (hash,
+constant time) and never logged.
+
+A submission is a header, then the bundle's bytes in chunks. The size the header
+declares is checked against the ladder's cap before anything is received, and the bytes
+are counted as they come; the whole bundle is then hashed, unpacked, its manifest read
+(:class:`harness.ladder.uploads.Receiving`), and only then is the new version registered,
+its files recorded in the same transaction. Any refusal leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import grpc
+
+from harness.errors import BundleError, BundleTooLarge, ConfigError
+from harness.ladder.registry import Entrant, Token
+from harness.ladder.uploads import Receiving, Stored
+from harness.protocol import ladder as lp
+
+if TYPE_CHECKING:
+    from harness.ladder.runtime import LadderRuntime
+    from harness.referee.server import RefereeServer
+
+__all__ = ["Submissions"]
+
+log = logging.getLogger("euchre.ladder")
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+async def _abort(context: Context, code: grpc.StatusCode, text: str) -> NoReturn:
+    await context.abort(code, text)
+    raise AssertionError("not reached: abort raises")
+
+
+def _bearer(context: Context) -> str:
+    metadata = dict(context.invocation_metadata() or ())
+    given = str(metadata.get("authorization", ""))
+    return given[len("Bearer "):] if given.startswith("Bearer ") else ""
+
+
+class Submissions:
+    """The upload calls of one running ladder."""
+
+    def __init__(self, runtime: LadderRuntime, server: RefereeServer) -> None:
+        self.runtime = runtime
+        self.server = server
+        self._active: set[str] = set()  # bots with an upload under way
+
+    async def _authorize(self, context: Context, name: str) -> Entrant | None:
+        """Let the call through for ``name``'s bot: returns the caller's own entrant when
+        it presented a bot token, None for the operator; aborts otherwise."""
+        base = name.split("@", 1)[0]
+        entrant = self.runtime.registry.authenticate(_bearer(context))
+        if entrant is None:
+            await self.server.require_operator(context)
+            return None
+        if entrant.base != base:
+            await _abort(context, grpc.StatusCode.PERMISSION_DENIED,
+                         f"a bot's token submits and reads only its own bot "
+                         f"({entrant.base}); use the operator token for {base!r}")
+        return entrant
+
+    async def submit(self, requests: AsyncIterator[lp.SubmitBotRequest],
+                     context: Context) -> tuple[Entrant, Token, str, str]:
+        """Receive, check and store one submission; returns the new version, its token,
+        the bundle's sha256 and the version's build state. A registry's ConfigError
+        propagates (the caller turns it into a status)."""
+        first = await anext(aiter(requests), None)
+        if first is None or first.WhichOneof("part") != "header":
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                         "the first message of SubmitBot must be its header")
+        header = first.header
+        await self._authorize(context, header.name)
+        fmt = lp.bundle_format(header.format)
+        if not fmt:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                         f"the header's format must be one of "
+                         f"{', '.join(lp.BUNDLE_FORMATS)}")
+        try:
+            stored, (entrant, token) = await self._receive(requests, header, fmt)
+        except BundleTooLarge as e:
+            await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(e))
+        except BundleError as e:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        log.info("%s submitted (sha256 %s, %s)", entrant.name, stored.sha256,
+                 stored.manifest.runtime)
+        state = self.runtime.hosting.submitted(entrant.name)
+        self.runtime.wake()
+        return entrant, token, stored.sha256, state
+
+    async def _receive(self, requests: AsyncIterator[lp.SubmitBotRequest],
+                       header: lp.SubmitHeader, fmt: str
+                       ) -> tuple[Stored, tuple[Entrant, Token]]:
+        """The bundle received, stored and registered; whatever happens, nothing of it
+        is left in ``tmp/`` when this returns or raises (before any answer is sent)."""
+        base = header.name.split("@", 1)[0]
+        if base in self._active:
+            raise BundleTooLarge(f"an upload of {base} is in progress: one at a time")
+        self._active.add(base)
+        receiving: Receiving | None = None
+        try:
+            receiving = self.runtime.uploads.receive(fmt, header.size, header.sha256)
+            async for message in requests:
+                if message.WhichOneof("part") != "chunk":
+                    raise BundleError("only chunks may follow the header")
+                receiving.write(message.chunk)
+            # The thread is waited for even if the call is cancelled meanwhile: nothing
+            # may write into the folder once it is being removed.
+            finishing = asyncio.ensure_future(asyncio.to_thread(receiving.finish))
+            try:
+                stored = await asyncio.shield(finishing)
+            except asyncio.CancelledError:
+                await asyncio.wait([finishing])
+                raise
+            return stored, self._register(header, stored)
+        finally:
+            self._active.discard(base)
+            if receiving is not None:
+                await asyncio.to_thread(receiving.discard)
+
+    def _register(self, header: lp.SubmitHeader, stored: Stored) -> tuple[Entrant, Token]:
+        """The new version, recorded as hosted with ``stored`` in the same transaction."""
+        registry = self.runtime.registry
+        record = self.runtime.uploads.recorder(stored)
+        base = header.name.split("@", 1)[0]
+        try:
+            registry.get(base)
+        except ConfigError:
+            if base != header.name:
+                raise
+            settings = self.runtime.settings
+            if not header.owner:
+                raise ConfigError("owner", f"{base!r} is a new bot: its first submission "
+                                           f"names its owner") from None
+            return registry.register(
+                base, header.owner, description=header.description,
+                concurrency=settings.concurrency_for(header.concurrency), also=record)
+        return registry.new_version(base, also=record)
+
+    async def build_log(self, request: lp.GetBuildLogRequest,
+                        context: Context) -> lp.GetBuildLogResponse:
+        await self._authorize(context, request.name)
+        hosted = self.runtime.uploads.get(request.name)
+        if hosted is None:
+            await _abort(context, grpc.StatusCode.NOT_FOUND,
+                         f"no hosted bot named {request.name!r} (submitted bots only)")
+        text = await asyncio.to_thread(self.runtime.uploads.read_log, request.name)
+        return lp.GetBuildLogResponse(build_state=hosted.state, detail=hosted.detail,
+                                      log=text)

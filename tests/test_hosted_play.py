@@ -1,0 +1,243 @@
+"""Hosted bots built and played in boxes on a running ladder: the sample bots (Python,
+Node, C++) submitted as uploads over real gRPC and played in boxes against the house
+bots in every form, their games stored. The C++ bot is built in a box from its sources
+once (on the two-handed ladder: a build in a box takes minutes here); the ladders of each
+form get the executable that tests/test_cpp_bot.py builds. A build that fails is ``build
+failed`` in the standings and in ``ctl build-log``, and never plays or forfeits.
+
+Boxes need bubblewrap and cgroups (root): without them these tests skip, except in CI
+(``CI`` set), where they fail. The Node bot needs the sample's npm packages and the C++
+one the toolchain of tests/test_cpp_bot.py; without them those skip, except in CI."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sandbox_support import require_boxes
+from serve_support import REPO, WAIT_S, end
+from submit_support import HOUSE, OPERATOR_TOKEN, HostLadder, bearer, python_bot, submit, tar_gz
+from test_cpp_bot import cpp_bot  # noqa: F401  (a fixture: the executable, built once)
+
+from harness.protocol import ladder as lp
+from harness.store import ResultsStore
+
+FAILING_BUILD = ('runtime = "python"\ncommand = ["python", "random_bot.py"]\n'
+                 'build = ["python", "-c", "import sys; print(\'compiling the bot\'); '
+                 'sys.exit(3)"]\n')
+
+
+def missing(reason: str) -> None:
+    """Skip outside CI, fail in CI."""
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+FORMS = ("four-handed", "two-handed", "cutthroat")
+
+
+@pytest.fixture(scope="module")
+def ladder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostLadder]:
+    """A two-handed ladder with the random and heuristic house bots."""
+    require_boxes()
+    running = HostLadder(tmp_path_factory.mktemp("hosted"), HOUSE)
+    try:
+        yield running
+    finally:
+        running.kill()
+
+
+@pytest.fixture(scope="module", params=FORMS)
+def form_ladder(request: pytest.FixtureRequest,
+                tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostLadder]:
+    """A ladder of each form with the random and heuristic house bots."""
+    require_boxes()
+    running = HostLadder(tmp_path_factory.mktemp(f"hosted-{request.param}"), HOUSE,
+                         form=request.param)
+    try:
+        yield running
+    finally:
+        running.kill()
+
+
+def build_log(ladder: HostLadder, name: str, token: str = OPERATOR_TOKEN
+              ) -> lp.GetBuildLogResponse:
+    with ladder.channel() as channel:
+        answer: lp.GetBuildLogResponse = lp.LadderServiceStub(channel).GetBuildLog(
+            lp.GetBuildLogRequest(name=name), metadata=bearer(token), timeout=60)
+    return answer
+
+
+def games_of(ladder: HostLadder, bot: str) -> list[dict[str, Any]]:
+    with ladder.channel() as channel:
+        answer = lp.LadderServiceStub(channel).ListGames(
+            lp.ListGamesRequest(bot=bot, limit=100), metadata=bearer(OPERATOR_TOKEN),
+            timeout=60)
+    return [lp.game_to_dict(g) for g in answer.games]
+
+
+def standings(ladder: HostLadder) -> dict[str, dict[str, Any]]:
+    with ladder.channel() as channel:
+        answer = lp.LadderServiceStub(channel).GetStandings(
+            lp.GetStandingsRequest(), metadata=bearer(OPERATOR_TOKEN), timeout=60)
+    return {s.name: lp.standing_to_dict(s) for s in answer.standings}
+
+
+def submit_and_play(ladder: HostLadder, folder: Path, name: str,
+                    timeout: float = WAIT_S) -> list[dict[str, Any]]:
+    """Submit ``folder``, wait for its build and for two of its games; returns them."""
+    with ladder.channel() as channel:
+        answer = submit(channel, tar_gz(folder), name)
+    assert answer.bot.hosted
+    ladder.wait_for(lambda: build_log(ladder, name).build_state != "building",
+                    f"{name}'s build", timeout)
+    built = build_log(ladder, name, answer.token)
+    assert built.build_state == "ready", (built.detail, built.log)
+    ladder.wait_for(lambda: len(games_of(ladder, name)) >= 2, f"two games of {name}")
+    games = games_of(ladder, name)
+    # It played as a player like any other, in its seats of the form: no faults, no
+    # forfeits; and every game is stored.
+    assert all(g["termination"] == "normal" for g in games), games
+    players = {"four-handed": 4, "two-handed": 2, "cutthroat": 3}[ladder.form]
+    assert all(len(g["seats"]) == players and name in g["seats"] for g in games)
+    with ResultsStore(ladder.store) as results:
+        keys = {g.game_key for g in results.games() if name in g.seats}
+    assert {g["game_key"] for g in games} <= keys
+    return games
+
+
+def test_the_python_sample_plays_in_a_box(form_ladder: HostLadder, tmp_path: Path) -> None:
+    submit_and_play(form_ladder, python_bot(tmp_path / "py"), "hosted-py")
+    logs = list((form_ladder.folder / "out" / "logs").glob("hosted-py-*.log"))
+    assert logs, "the hosted bot's log"
+
+
+def test_a_failed_build_is_shown_and_never_plays(ladder: HostLadder, tmp_path: Path) -> None:
+    folder = python_bot(tmp_path / "broken", FAILING_BUILD)
+    with ladder.channel() as channel:
+        answer = submit(channel, tar_gz(folder), "broken-build")
+    assert answer.bot.build_state == "building"
+    ladder.wait_for(lambda: build_log(ladder, "broken-build").build_state == "build failed",
+                    "the build to fail")
+    failed = build_log(ladder, "broken-build", answer.token)
+    assert "compiling the bot" in failed.log
+    assert "3" in failed.detail, failed.detail
+    row = standings(ladder)["broken-build"]
+    assert row["build"] == "build failed" and row["games"] == 0
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "ctl", "--address", ladder.address, "standings"],
+        cwd=REPO, env={**ladder.env, "EUCHRE_OPERATOR_TOKEN": OPERATOR_TOKEN},
+        capture_output=True, text=True, timeout=60, check=False)
+    line = next(x for x in done.stdout.splitlines() if x.startswith("broken-build "))
+    assert line.rstrip().endswith("build failed")
+    log_cli = subprocess.run(
+        [sys.executable, "-m", "harness", "ctl", "--address", ladder.address, "build-log",
+         "broken-build"], cwd=REPO,
+        env={**ladder.env, "EUCHRE_OPERATOR_TOKEN": "", "EUCHRE_BOT_TOKEN": answer.token},
+        capture_output=True, text=True, timeout=60, check=False)
+    assert log_cli.returncode == 0 and "compiling the bot" in log_cli.stdout
+    assert "broken-build: build failed" in log_cli.stderr
+    # The house bot goes on playing; the broken bot has no game at all (no forfeits).
+    ladder.wait_for(lambda: len(games_of(ladder, "random")) >= 4, "the house bot's games")
+    assert games_of(ladder, "broken-build") == []
+    with ResultsStore(ladder.store) as results:
+        assert not [g for g in results.games() if "broken-build" in g.seats]
+
+
+def _node_folder(folder: Path) -> Path:
+    modules = REPO / "sample_bots" / "node" / "node_modules"
+    if not (modules / "@grpc" / "grpc-js").is_dir() or shutil.which("node") is None:
+        missing("the Node sample needs node and its packages (npm ci --prefix "
+                "sample_bots/node)")
+    node = folder / "sample_bots" / "node"
+    node.mkdir(parents=True)
+    for name in ("random_bot.js", "package.json"):
+        shutil.copy(REPO / "sample_bots" / "node" / name, node / name)
+    shutil.copytree(modules, node / "node_modules", symlinks=True)
+    shutil.copytree(REPO / "proto", folder / "proto")
+    (folder / "bot.toml").write_text(
+        'runtime = "node"\ncommand = ["node", "sample_bots/node/random_bot.js"]\n')
+    return folder
+
+
+def test_the_node_sample_plays_in_a_box(form_ladder: HostLadder, tmp_path: Path) -> None:
+    submit_and_play(form_ladder, _node_folder(tmp_path / "node"), "hosted-node")
+
+
+def _cpp_folder(folder: Path) -> Path:
+    tools = [t for t in ("cmake", "c++", "protoc", "grpc_cpp_plugin") if not shutil.which(t)]
+    if tools:
+        missing(f"the C++ sample needs {', '.join(tools)} (apt-get install -y cmake g++ "
+                f"libgrpc++-dev protobuf-compiler-grpc)")
+    cpp = folder / "sample_bots" / "cpp"
+    cpp.mkdir(parents=True)
+    for name in ("CMakeLists.txt", "random_bot.cc"):
+        shutil.copy(REPO / "sample_bots" / "cpp" / name, cpp / name)
+    shutil.copytree(REPO / "proto", folder / "proto")
+    (folder / "bot.toml").write_text(
+        'runtime = "native"\ncommand = ["build/random_bot"]\n'
+        'build = ["sh", "-c", "cmake -S sample_bots/cpp -B /out/build && '
+        'cmake --build /out/build"]\n')
+    return folder
+
+
+def test_the_cpp_sample_plays_in_a_box(form_ladder: HostLadder, tmp_path: Path,
+                                       cpp_bot: Path) -> None:  # noqa: F811
+    folder = tmp_path / "cpp-bin"
+    folder.mkdir()
+    shutil.copy(cpp_bot, folder / "random_bot")
+    (folder / "bot.toml").write_text('runtime = "native"\ncommand = ["random_bot"]\n')
+    submit_and_play(form_ladder, folder, "hosted-cpp")
+
+
+def test_the_cpp_sample_is_built_in_a_box_and_plays(ladder: HostLadder,
+                                                   tmp_path: Path) -> None:
+    # About 100 s on a quiet 2-core machine; minutes more under load.
+    submit_and_play(ladder, _cpp_folder(tmp_path / "cpp"), "built-cpp", timeout=10 * WAIT_S)
+    log = build_log(ladder, "built-cpp").log
+    assert "random_bot" in log  # the build's own output, kept
+
+
+def test_a_hosted_bot_is_never_handed_to_a_stream(ladder: HostLadder, tmp_path: Path) -> None:
+    """The token of a hosted bot does not seat a bot that dials in: its seats are its
+    boxes'."""
+    with ladder.channel() as channel:
+        answer = submit(channel, tar_gz(python_bot(tmp_path / "py")), "no-dial")
+    ladder.wait_for(lambda: "no-dial" in standings(ladder), "the bot in the standings")
+    intruder = subprocess.run(
+        [sys.executable, "-m", "sample_bots.random_bot", "--address", ladder.address,
+         "--token", answer.token], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True, text=True, timeout=WAIT_S, check=False)
+    assert intruder.returncode != 0
+    assert "refused" in intruder.stderr.lower(), intruder.stderr[-2000:]
+
+
+def test_a_hosted_bot_plays_again_after_kill_9(tmp_path: Path) -> None:
+    require_boxes()
+    first = HostLadder(tmp_path, HOUSE, name="restart-ladder")
+    second = None
+    try:
+        with first.channel() as channel:
+            submit(channel, tar_gz(python_bot(tmp_path / "py")), "phoenix")
+        first.wait_for(lambda: len(games_of(first, "phoenix")) >= 1, "a game of phoenix")
+        first.stop(signal.SIGKILL)
+        before = len(games_of_store(first.store, "phoenix"))
+        second = HostLadder(tmp_path, name="restart-ladder")
+        second.wait_for(lambda: len(games_of_store(second.store, "phoenix")) > before,
+                        "phoenix to play again")
+        assert build_log(second, "phoenix").build_state == "ready"
+    finally:
+        end([first, second])
+
+
+def games_of_store(store: Path, bot: str) -> list[str]:
+    with ResultsStore(store) as results:
+        return [g.game_key for g in results.games() if bot in g.seats]
