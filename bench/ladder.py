@@ -235,6 +235,7 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
             meter.cpu, meter.rating_cpu, meter.refresh_s = 0.0, 0.0, []
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     answer, page = time_standings(runtime)
+    listed = len(runtime.registry.entrants())
     stop.set()
     await ladder
     await bots.wait()
@@ -254,7 +255,7 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
     print(f"standings answer  median {statistics.median(answer) * 1000:.1f} ms, "
           f"p95 {_p95(answer) * 1000:.1f} ms; live page JSON median "
           f"{statistics.median(page) * 1000:.1f} ms, p95 {_p95(page) * 1000:.1f} ms "
-          f"({len(runtime.registry.entrants())} bots)")
+          f"({listed} bots)")
     print(f"peak memory       {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB "
           f"(the ladder process)")
 

@@ -347,7 +347,8 @@ class _ByRating:
     """Bots sorted by (rating, name), for the matchmaker's outward scans."""
 
     def __init__(self, bots: Iterable[Candidate]) -> None:
-        self._items = sorted(((c.rating, c.name, c) for c in bots), key=lambda t: t[:2])
+        # Names are distinct, so comparing these tuples never reaches the candidate.
+        self._items = sorted([(c.rating, c.name, c) for c in bots])
         self._names = {name for _, name, _ in self._items}
 
     def __len__(self) -> int:
@@ -360,7 +361,7 @@ class _ByRating:
         return (c for _, _, c in self._items)
 
     def _position(self, c: Candidate) -> int:
-        return bisect.bisect_left(self._items, (c.rating, c.name), key=lambda t: t[:2])
+        return bisect.bisect_left(self._items, (c.rating, c.name))
 
     def add(self, c: Candidate) -> None:
         self._items.insert(self._position(c), (c.rating, c.name, c))
@@ -381,7 +382,7 @@ class _ByRating:
         items = self._items
         mean = sum(m.rating for m in chosen) / len(chosen)
         n = len(chosen)
-        right = bisect.bisect_left(items, mean, key=lambda t: t[0])
+        right = bisect.bisect_left(items, (mean,))
         left = right - 1
         best: Candidate | None = None
         best_key = (math.inf, "")
