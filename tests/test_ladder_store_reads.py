@@ -1,5 +1,6 @@
 """The ladder's frequent store reads: the registry's in-memory copy follows writes from
-any connection, and the queries the running ladder repeats use indexes."""
+any connection, the queries the running ladder repeats use indexes, and the standings
+read the benches once."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.ladder.quarantine import Quarantine, QuarantinePolicy
+from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry
+from harness.ladder.service import ladder_standings
 from harness.ladder.store import LadderStore
 
 
@@ -56,3 +60,28 @@ def test_the_ladders_repeated_queries_use_an_index(tmp_path: Path, sql: str,
         plan = _plan(conn, sql, args)
     assert "USING" in plan and " SCAN games" not in f" {plan}" \
         and "SCAN ladder_sets" not in plan, plan
+
+
+def test_standings_show_each_bots_bench_in_force_from_one_read(tmp_path: Path) -> None:
+    now = [1000.0]
+    with LadderStore(tmp_path / "ladder.db") as store:
+        registry = Registry(store)
+        for name in ("calm", "faulty", "lifted", "expired"):
+            registry.register(name, "owner")
+        quarantine = Quarantine(store, QuarantinePolicy(faults=1, window=1),
+                                clock=lambda: now[0])
+        for bot in ("faulty", "lifted", "expired"):
+            quarantine.record(bot, ["timeout"])
+        quarantine.lift("lifted")
+        now[0] += 200.0
+        quarantine.record("expired", ["disconnect"])  # still benched: not counted again
+        now[0] += 200.0  # the first benches (300 s) are over now
+        quarantine.record("faulty", ["disconnect"])  # a second bench, in force
+        ratings = LadderRatings()
+        rows = ladder_standings(ratings, registry, quarantine)
+        reasons = {row.name: row.benched_reason for row in rows}
+        expected = {name: (b.reason if (b := quarantine.benched(name)) is not None else "")
+                    for name in reasons}
+    assert reasons == expected
+    assert reasons["faulty"].endswith("disconnect x1") and reasons["calm"] == ""
+    assert reasons["lifted"] == "" and reasons["expired"] == ""
