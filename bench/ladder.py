@@ -227,10 +227,11 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
     assert bots.stdin is not None
     bots.stdin.write("\n".join(tokens).encode())
     bots.stdin.close()
+    stored = ratings.games  # restored from the store by now (the referee is listening)
     cpu0, wall0, games0 = time.process_time(), time.perf_counter(), 0
-    while ratings.games < args.games and not ladder.done():
+    while ratings.games < stored + args.games and not ladder.done():
         await asyncio.sleep(0.5)
-        if not games0 and ratings.games:  # start the clock at the first game
+        if not games0 and ratings.games > stored:  # start the clock at the first game
             cpu0, wall0, games0 = time.process_time(), time.perf_counter(), ratings.games
             meter.cpu, meter.rating_cpu, meter.refresh_s = 0.0, 0.0, []
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
@@ -318,7 +319,8 @@ def offline(args: argparse.Namespace) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bots", type=int, default=50)
-    parser.add_argument("--games", type=int, default=10000)
+    parser.add_argument("--games", type=int, default=10000,
+                        help="games to play (after the --stored ones)")
     parser.add_argument("--concurrency", type=int, default=4, help="deal sets at once")
     parser.add_argument("--target", type=int, default=10, help="points to win a game")
     parser.add_argument("--stored", type=int, default=0,
