@@ -15,7 +15,7 @@ A refresh happens when :meth:`LadderRatings.refresh` is called and at least
 (``force=True`` refreshes anyway). Every ``history_every`` games a snapshot of the
 standings is written to the ``ladder_rating_history`` table.
 
-Many bots. Above ``sparse_above`` bots (250 by default) a dense fit costs too much to
+Many bots. Above ``sparse_above`` bots (100 by default) a dense fit costs too much to
 run after every few games (its information matrix is bots x bots, and the intervals
 need its inverse). The refresh then keeps the design of the fit in sparse form, grown as
 new pairings appear, and moves the last ratings to the new maximum by Newton steps
@@ -69,7 +69,7 @@ class LadderRatings:
 
     def __init__(self, store: LadderStore | None = None, *, every_games: int = 1,
                  every_seconds: float = 0.0, history_every: int = 50,
-                 clock: Callable[[], float] = time.monotonic, sparse_above: int = 250,
+                 clock: Callable[[], float] = time.monotonic, sparse_above: int = 100,
                  exact_every: int = 5000) -> None:
         self._store = store
         self.every_games = max(1, every_games)
