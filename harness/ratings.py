@@ -504,13 +504,19 @@ def maximise_sparse(design: Design, theta0: FloatArray, *, tolerance: float = 1e
     if design.prior <= 0.0:
         raise ConfigError("prior_games", "the sparse fit needs prior_games > 0")
     theta = theta0 - theta0.mean()
-    ll = design.log_likelihood(theta)
+    ll: float | None = None  # the likelihood, computed only for a line search
     for _ in range(_MAX_ITERATIONS):
         grad, h, hp = design.curvature(theta)
         diag = design.information_diagonal(h, hp)
         step = _conjugate_gradients(partial(design.information_times, h, hp), grad, diag)
-        if float(np.max(np.abs(step))) < tolerance:
+        largest = float(np.max(np.abs(step)))
+        if largest < tolerance:
             return theta + step, h, hp  # the weights move by far less than the step
+        if largest < _FULL_STEP_BELOW:  # from a warm start, usually every step
+            theta, ll = theta + step, None
+            continue
+        if ll is None:
+            ll = design.log_likelihood(theta)
         theta, ll = _line_search(design, theta, ll, grad, step)
     raise ConfigError("prior_games", "the rating fit did not converge")
 
