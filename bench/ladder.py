@@ -1,6 +1,8 @@
 """Ladder scale: many registered bots, simulated by one process holding many streams.
 
-    python bench/ladder.py [--bots 50] [--games 10000] [--concurrency 4] [--target 10]
+    python bench/ladder.py [--bots 50] [--games 10000] [--stored 0] [--concurrency 4]
+                           [--target 10]
+    python bench/ladder.py --offline [--bots 1000] [--stored 20000] [--games 2000]
 
 The script registers ``--bots`` bots (concurrency 2 each, as same-bot partnerships need)
 in a fresh store, starts one *farm* process that opens two streams per bot with its
@@ -15,7 +17,20 @@ process until ``--games`` games are stored. It reports:
   results, every pairing of the bots played), without the referee;
 * the share of the referee process's CPU (all its threads) spent choosing sets
   (listing candidates and the matchmaker) and refreshing ratings, measured as the
-  thread CPU time of those calls over the process CPU time of the run.
+  thread CPU time of those calls over the process CPU time of the run;
+* the standings answer (what ``ctl standings`` and the live page's JSON are built
+  from), timed 40 times each while the ladder runs: median and 95th percentile;
+* the peak resident memory of the ladder process.
+
+``--stored N`` first writes ``N`` finished games (complete deal sets chosen by the
+matchmaker, results drawn from hidden strengths) into the store, so the ladder starts
+as one that has played them: ratings, pairing counts and the full refit are at that
+size from the first set.
+
+``--offline`` runs no referee: it repeats what the ladder does between sets (choose one
+set among every bot with two free seats, count its two games, refresh the ratings after
+every 100 games) on top of ``--stored`` games, and prints the CPU per set of choosing
+and of the ratings. Run it with ``PYTHONPATH`` at another checkout to compare versions.
 
 NumPy's BLAS may start a thread per core for the rating fit's small matrices; on a busy
 2-core machine that costs more than it saves. Set ``OPENBLAS_NUM_THREADS=1`` (or the
@@ -26,27 +41,32 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import random
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Container, Iterable
+from collections import Counter
+from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker
+from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, SetProgress
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry
 from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.sets import SetLog
 from harness.ladder.store import LadderStore
-from harness.ratings import Ratings
+from harness.ratings import Ratings, expected_score, fit
 from harness.referee.arena import Arena
 from harness.referee.outcome import Termination, TimeControl
 from harness.rules.config import RulesConfig
-from harness.store import GameRow
+from harness.store import GameRow, ResultsStore
+from harness.tournament.schedule import ScheduledGame
 
 
 class Meter:
@@ -103,12 +123,86 @@ async def farm(address: str, tokens: list[str]) -> None:
                            for i, token in enumerate(t for t in tokens for _ in range(2))))
 
 
+def _names(bots: int) -> list[str]:
+    return [f"sim{i:04d}" for i in range(bots)]
+
+
+def _game(ladder_id: str, game: ScheduledGame, won: bool) -> GameRow:
+    a, b = game.seats[0], game.seats[1]
+    record = {"tournament": {"id": ladder_id, "key": game.key, "group": game.group,
+                             "table": game.table, "sides": [[a], [b]]}}
+    return GameRow(ladder_id, game.key, "four-handed", game.seed, game.seats,
+                   Termination.NORMAL, (10, 5), (1, 2, 1, 2) if won else (2, 1, 2, 1), 5,
+                   "2026-01-01T00:00:00+00:00", "2026-01-01T00:00:01+00:00", 1.0, record)
+
+
+def played_sets(bots: int, games: int, rng: random.Random, mm: Matchmaker | None = None,
+                ) -> Iterator[tuple[DealSet, list[GameRow]]]:
+    """Deal sets the matchmaker chooses among ``bots`` bots with two free seats each,
+    their games won as hidden strengths (Elo, 200 apart per standard deviation) say,
+    until ``games`` games."""
+    names = _names(bots)
+    strength = {n: rng.gauss(0.0, 200.0) for n in names}
+    mm = mm or Matchmaker("four-handed")
+    sets: Counter[str] = Counter()
+    made = 0
+    while made < games:
+        connected = [Candidate(n, strength[n], 100.0, sets[n], 2) for n in names]
+        for deal_set in mm.next_sets(connected, 1):
+            rows = [_game("ladder", g, rng.random() < expected_score(
+                strength[g.seats[0]] - strength[g.seats[1]])) for g in deal_set.games]
+            sets.update(deal_set.bots)
+            made += len(rows)
+            yield deal_set, rows
+
+
+def store_games(path: Path, bots: int, games: int) -> None:
+    """``games`` finished games in complete deal sets, as the ladder would have stored
+    them (the ladder's restore then counts them)."""
+    results = ResultsStore(path)
+    results.ensure_tournament("ladder", "ladder", {"kind": "ladder"})
+    with LadderStore(path) as store:
+        log = SetLog(store)
+        for deal_set, rows in played_sets(bots, games, random.Random(7)):
+            log.start(deal_set)
+            progress = SetProgress(deal_set)
+            for row in rows:
+                results.record_game(row)
+                progress.finish(row.record["tournament"]["table"])
+            log.finish(progress)
+    results.close()
+
+
+def _p95(values: list[float]) -> float:
+    return sorted(values)[int(0.95 * (len(values) - 1))]
+
+
+def time_standings(runtime: LadderRuntime, runs: int = 40) -> tuple[list[float], list[float]]:
+    """Seconds of the standings answer and of the live page's JSON, ``runs`` each."""
+    from harness.ladder.live import ladder_view
+    from harness.ladder.service import standings
+
+    answer, page = [], []
+    for _ in range(runs):
+        start = time.perf_counter()
+        standings(runtime)
+        answer.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        ladder_view(runtime)
+        page.append(time.perf_counter() - start)
+    return answer, page
+
+
 async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
     store_path = folder / "ladder.sqlite"
     with LadderStore(store_path) as store:
         registry = Registry(store)
-        tokens = [registry.register(f"sim{i:03d}", "bench", concurrency=2)[1].reveal()
-                  for i in range(args.bots)]
+        tokens = [registry.register(name, "bench", concurrency=2)[1].reveal()
+                  for name in _names(args.bots)]
+    if args.stored:
+        start = time.perf_counter()
+        store_games(store_path, args.bots, args.stored)
+        print(f"stored {args.stored} games in {time.perf_counter() - start:.0f} s")
     settings = LadderSettings(store=store_path, log_dir=folder / "logs",
                               rules=RulesConfig(target=args.target),
                               time_control=TimeControl.parse("10+60"),
@@ -133,67 +227,119 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
     assert bots.stdin is not None
     bots.stdin.write("\n".join(tokens).encode())
     bots.stdin.close()
+    stored = ratings.games  # restored from the store by now (the referee is listening)
     cpu0, wall0, games0 = time.process_time(), time.perf_counter(), 0
-    while ratings.games < args.games and not ladder.done():
+    while ratings.games < stored + args.games and not ladder.done():
         await asyncio.sleep(0.5)
-        if not games0 and ratings.games:  # start the clock at the first game
+        if not games0 and ratings.games > stored:  # start the clock at the first game
             cpu0, wall0, games0 = time.process_time(), time.perf_counter(), ratings.games
             meter.cpu, meter.rating_cpu, meter.refresh_s = 0.0, 0.0, []
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    answer, page = time_standings(runtime)
+    listed = len(runtime.registry.entrants())
     stop.set()
     await ladder
     await bots.wait()
     runtime.close()
     refresh = meter.refresh_s or [0.0]
     print(f"{args.bots} bots (2 streams each, one farm process), {args.concurrency} sets at "
-          f"a time, target {args.target}")
+          f"a time, target {args.target}, {args.stored} games stored before")
     print(f"games             {ratings.games - games0} in {wall:.1f} s: "
           f"{(ratings.games - games0) / wall:.1f} games/s")
     print(f"ratings refresh   median {statistics.median(refresh) * 1000:.1f} ms, "
-          f"p95 {sorted(refresh)[int(0.95 * (len(refresh) - 1))] * 1000:.1f} ms, "
+          f"p95 {_p95(refresh) * 1000:.1f} ms, "
           f"last {refresh[-1] * 1000:.1f} ms (at {ratings.games} games)")
     print(f"referee CPU       {cpu:.1f} s; choosing sets {meter.cpu:.2f} s "
           f"({100 * meter.cpu / cpu:.1f}%), ratings {meter.rating_cpu:.2f} s "
           f"({100 * meter.rating_cpu / cpu:.1f}%), together "
           f"{100 * (meter.cpu + meter.rating_cpu) / cpu:.1f}%")
+    print(f"standings answer  median {statistics.median(answer) * 1000:.1f} ms, "
+          f"p95 {_p95(answer) * 1000:.1f} ms; live page JSON median "
+          f"{statistics.median(page) * 1000:.1f} ms, p95 {_p95(page) * 1000:.1f} ms "
+          f"({listed} bots)")
+    print(f"peak memory       {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB "
+          f"(the ladder process)")
 
 
-def synthetic_refresh(bots: int, games: int, runs: int = 7) -> tuple[float, int]:
-    """Median seconds of one refresh with ``games`` random results among ``bots`` bots
-    (every pairing played), and the number of distinct pairings."""
-    rng = random.Random(1)
-    names = [f"b{i:03d}" for i in range(bots)]
-    rows = []
-    for i in range(games):
-        a, b = rng.sample(names, 2)
-        won = rng.random() < 0.5
-        rows.append(GameRow("bench", f"g{i}", "four-handed", i, (a, b, a, b),
-                            Termination.NORMAL, (10, 5), (1, 2, 1, 2) if won else (2, 1, 2, 1),
-                            5, "", "", 1.0, {"tournament": {"sides": [[a], [b]]}}))
+def synthetic_refresh(bots: int, games: int) -> tuple[float, float, int]:
+    """Seconds of one full refit with ``games`` results among ``bots`` bots (every
+    pairing chosen by the matchmaker), of one refresh after 100 more, and the number of
+    distinct pairings."""
+    played = [row for _, rows in played_sets(bots, games + 100, random.Random(1))
+              for row in rows]
     ratings = LadderRatings()
-    ratings.add_games(rows)
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        ratings.refresh(force=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), len(ratings.results())
+    ratings.add_games(played[:games])
+    start = time.perf_counter()
+    fit(ratings.results())
+    full = time.perf_counter() - start
+    ratings.refresh(force=True)
+    ratings.add_games(played[games:])
+    start = time.perf_counter()
+    ratings.refresh(force=True)
+    return full, time.perf_counter() - start, len(ratings.results())
+
+
+def offline(args: argparse.Namespace) -> None:
+    """Choosing sets and refreshing ratings as the ladder does between sets, no referee."""
+    rng = random.Random(3)
+    mm = Matchmaker("four-handed")
+    ratings = LadderRatings()
+    stored = played_sets(args.bots, args.stored, rng, mm)
+    for _, rows in stored:
+        ratings.add_games(rows)
+    ratings.refresh(force=True)
+    names = _names(args.bots)
+    truth = {n: rng.gauss(0.0, 200.0) for n in names}
+    choose = rate = 0.0
+    sets = refreshes = 0
+    while ratings.games < args.stored + args.games:
+        current = ratings.current
+        assert current is not None
+        start = time.process_time()
+        connected = [Candidate(n, current.elo.get(n, 0.0), current.ci95.get(n, math.inf),
+                               mm.appearances(n), 2) for n in names]
+        chosen = mm.next_sets(connected, 1)
+        choose += time.process_time() - start
+        for deal_set in chosen:
+            ratings.add_games(_game("ladder", g, rng.random() < expected_score(
+                truth[g.seats[0]] - truth[g.seats[1]])) for g in deal_set.games)
+            sets += 1
+        start = time.process_time()
+        if chosen and sets % 50 == 0:
+            ratings.refresh(force=True)
+            refreshes += 1
+        rate += time.process_time() - start
+    print(f"offline: {args.bots} bots, {args.stored} games stored, {sets} sets more "
+          f"(refresh every 100 games)")
+    print(f"choosing sets     {1e3 * choose / sets:.2f} ms CPU per set")
+    print(f"ratings           {1e3 * rate / sets:.2f} ms CPU per set "
+          f"({1e3 * rate / max(refreshes, 1):.1f} ms per refresh, {refreshes} refreshes)")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bots", type=int, default=50)
-    parser.add_argument("--games", type=int, default=10000)
+    parser.add_argument("--games", type=int, default=10000,
+                        help="games to play (after the --stored ones)")
     parser.add_argument("--concurrency", type=int, default=4, help="deal sets at once")
     parser.add_argument("--target", type=int, default=10, help="points to win a game")
+    parser.add_argument("--stored", type=int, default=0,
+                        help="finished games written to the store before the ladder starts")
+    parser.add_argument("--offline", action="store_true",
+                        help="no referee: time choosing sets and ratings alone")
     parser.add_argument("--farm", metavar="ADDRESS", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.farm:
         asyncio.run(farm(args.farm, sys.stdin.read().split()))
         return 0
-    seconds, pairings = synthetic_refresh(args.bots, args.games)
-    print(f"ratings refresh with {args.games} stored games among {args.bots} bots "
-          f"({pairings} pairings), no referee: {seconds * 1000:.1f} ms")
+    if args.offline:
+        offline(args)
+        return 0
+    size = max(args.games, args.stored)
+    full, refresh, pairings = synthetic_refresh(args.bots, size)
+    print(f"ratings with {size} stored games among {args.bots} bots ({pairings} pairings), "
+          f"no referee: full refit {full * 1000:.1f} ms, refresh after 100 more games "
+          f"{refresh * 1000:.1f} ms")
     with tempfile.TemporaryDirectory() as folder:
         asyncio.run(run_ladder(args, Path(folder)))
     return 0

@@ -27,6 +27,10 @@ players) won or lost every game against the rest: :func:`fit` then raises Config
 Fit. Identical ``(side_a, side_b)`` pairings are aggregated first (member order and the
 orientation of the pairing do not matter), then the concave log-likelihood is maximised
 by Newton-Raphson with a backtracking line search, in the subspace of mean-zero ratings.
+The data are kept sparse (:class:`Design`: one row per pairing, its nonzero entries only),
+so only the ``k x k`` information is dense; with many players and a prior, a Newton step
+is one linear solve. :func:`maximise_sparse` takes the same steps matrix-free (conjugate
+gradients), for refreshing a large pool from its last fit.
 
 Uncertainty. The covariance is the inverse of the observed Fisher information (minus the
 Hessian of the log-likelihood, prior included) restricted to the constraint that fixes the
@@ -41,8 +45,9 @@ Pure computation, no I/O.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -52,12 +57,15 @@ from harness.errors import ConfigError
 __all__ = [
     "DEFAULT_PRIOR_GAMES",
     "ELO_SCALE",
+    "NAT",
     "Z95",
+    "Design",
     "Ratings",
     "Result",
     "elo_from_score",
     "expected_score",
     "fit",
+    "maximise_sparse",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -71,7 +79,9 @@ Z95 = 1.959963984540054
 DEFAULT_PRIOR_GAMES = 2.0
 """Virtual draws per player against the mean (BayesElo's default prior strength)."""
 
-_NAT = math.log(10.0) / ELO_SCALE  # natural log-odds per Elo point
+NAT = math.log(10.0) / ELO_SCALE
+"""Natural log-odds per Elo point."""
+_NAT = NAT
 
 _MAX_ITERATIONS = 200
 _STEP_TOLERANCE = 1e-12  # natural log-odds units (about 2e-10 Elo)
@@ -199,13 +209,16 @@ def fit(
     anchor: str | None = None,
     anchor_rating: float = 0.0,
     prior_games: float = DEFAULT_PRIOR_GAMES,
+    start: Mapping[str, float] | None = None,
 ) -> Ratings:
     """Fit ratings to ``results`` by maximum likelihood (see the module docstring).
 
     ``anchor`` names a player fixed at ``anchor_rating``; without one the ratings have
-    mean 0. Raises ConfigError for no results, an unknown anchor, sides of different
-    sizes, a negative ``prior_games``, or data whose estimate is infinite or not unique
-    (only possible with ``prior_games=0``).
+    mean 0. ``start`` (Elo per player, e.g. the previous fit) only sets where the
+    search begins: the maximum is the same, found in fewer steps. Raises ConfigError
+    for no results, an unknown anchor, sides of different sizes, a negative
+    ``prior_games``, or data whose estimate is infinite or not unique (only possible
+    with ``prior_games=0``).
     """
     if not (math.isfinite(prior_games) and prior_games >= 0.0):
         raise ConfigError("prior_games", f"must be finite and >= 0, got {prior_games!r}")
@@ -248,25 +261,12 @@ def fit(
 
     k = len(names)
     index = {name: i for i, name in enumerate(names)}
-    m = len(groups)
-    rows = m + (k if prior_games > 0.0 else 0)
-    design = np.zeros((rows, k))
-    weight = np.zeros(rows)
-    scored = np.zeros(rows)
-    for row, ((side_a, side_b), (w, s)) in enumerate(groups.items()):
-        for name in side_a:
-            design[row, index[name]] += 1.0
-        for name in side_b:
-            design[row, index[name]] -= 1.0
-        weight[row] = w
-        scored[row] = s
-    if prior_games > 0.0:
-        # Each player's virtual draws against the mean: the row e_i - 1/k.
-        design[m:] = np.eye(k) - 1.0 / k
-        weight[m:] = prior_games
-        scored[m:] = prior_games / 2.0
-
-    theta, info = _maximise(design, weight, scored)
+    design = Design.of(groups, index, prior_games)
+    theta0 = None
+    if start is not None:
+        theta0 = np.array([_NAT * start.get(name, 0.0) for name in names])
+        theta0 -= theta0.mean()
+    theta, info = _maximise(design, theta0)
 
     # Covariance of the mean-zero solution: the pseudo-inverse of the information, whose
     # null space is exactly the constant vector (checked in _maximise).
@@ -309,11 +309,119 @@ def _log_sigmoid(x: FloatArray) -> FloatArray:
     return -np.logaddexp(0.0, -x)
 
 
-def _log_likelihood(
-    theta: FloatArray, design: FloatArray, weight: FloatArray, scored: FloatArray
-) -> float:
-    eta = design @ theta
-    return float(scored @ _log_sigmoid(eta) + (weight - scored) @ _log_sigmoid(-eta))
+def _sigmoid(x: FloatArray) -> FloatArray:
+    return np.exp(_log_sigmoid(x))
+
+
+IntArray = npt.NDArray[np.intp]
+
+
+class Design:
+    """The fit's data in sparse form: one row per aggregated pairing of sides, stored as
+    its nonzero entries (player, coefficient: +members on side a, -members on side b),
+    with the prior's virtual draws against the mean kept implicit (the row
+    ``e_i - 1/k`` for every player). Everything costs the number of entries plus the
+    number of players, never rows x players."""
+
+    def __init__(self, k: int, rows: IntArray, cols: IntArray, coef: FloatArray,
+                 weight: FloatArray, scored: FloatArray, prior_games: float) -> None:
+        self.k, self.rows, self.cols, self.coef = k, rows, cols, coef
+        self.weight, self.scored, self.prior = weight, scored, prior_games
+        self.m = len(weight)
+
+    @classmethod
+    def of(cls, groups: Mapping[tuple[tuple[str, ...], tuple[str, ...]], Sequence[float]],
+           index: Mapping[str, int], prior_games: float) -> Design:
+        """From ``{(side_a, side_b): (weight, points of side a)}``."""
+        rows: list[int] = []
+        cols: list[int] = []
+        coef: list[float] = []
+        for row, (side_a, side_b) in enumerate(groups):
+            entry: dict[int, float] = {}
+            for name in side_a:
+                entry[index[name]] = entry.get(index[name], 0.0) + 1.0
+            for name in side_b:
+                entry[index[name]] = entry.get(index[name], 0.0) - 1.0
+            for col, value in entry.items():
+                if value != 0.0:
+                    rows.append(row)
+                    cols.append(col)
+                    coef.append(value)
+        totals = np.array(list(groups.values()), dtype=float).reshape(-1, 2)
+        return cls(len(index), np.array(rows, dtype=np.intp), np.array(cols, dtype=np.intp),
+                   np.array(coef), totals[:, 0].copy(), totals[:, 1].copy(), prior_games)
+
+    def _eta(self, theta: FloatArray) -> FloatArray:
+        return np.bincount(self.rows, self.coef * theta[self.cols],
+                           minlength=self.m).astype(float)
+
+    def _back(self, per_row: FloatArray) -> FloatArray:
+        return np.bincount(self.cols, self.coef * per_row[self.rows],
+                           minlength=self.k).astype(float)
+
+    def log_likelihood(self, theta: FloatArray) -> float:
+        eta = self._eta(theta)
+        ll = float(self.scored @ _log_sigmoid(eta) + (self.weight - self.scored)
+                   @ _log_sigmoid(-eta))
+        if self.prior > 0.0:
+            d = theta - theta.mean()
+            ll += 0.5 * self.prior * float(np.sum(_log_sigmoid(d) + _log_sigmoid(-d)))
+        return ll
+
+    def curvature(self, theta: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """The gradient at ``theta`` and the curvature weights of the results and of
+        the prior's rows (``w p (1 - p)``), which :meth:`information`,
+        :meth:`information_times` and :meth:`information_diagonal` take."""
+        p = _sigmoid(self._eta(theta))
+        grad = self._back(self.scored - self.weight * p)
+        h = self.weight * p * (1.0 - p)
+        hp = np.zeros(self.k)
+        if self.prior > 0.0:
+            q = _sigmoid(theta - theta.mean())
+            g = self.prior * (0.5 - q)
+            grad += g - g.mean()
+            hp = self.prior * q * (1.0 - q)
+        return grad, h, hp
+
+    def information(self, h: FloatArray, hp: FloatArray) -> FloatArray:
+        """The observed information (minus the Hessian) as a dense ``k x k`` array."""
+        k = self.k
+        order = np.argsort(self.rows, kind="stable")
+        rows, cols, coef = self.rows[order], self.cols[order], self.coef[order]
+        starts = np.searchsorted(rows, np.arange(self.m + 1))
+        info = np.zeros((k, k))
+        sizes = np.diff(starts)
+        for size in np.unique(sizes):  # rows with the same number of entries at once
+            if size == 0:
+                continue
+            first = starts[:-1][sizes == size]
+            at = first[:, None] + np.arange(size)
+            c, v = cols[at], coef[at]
+            w = h[rows[first]]
+            pairs = (c[:, :, None] * k + c[:, None, :]).ravel()
+            values = (w[:, None, None] * v[:, :, None] * v[:, None, :]).ravel()
+            info += np.bincount(pairs, values, minlength=k * k).reshape(k, k)
+        if self.prior > 0.0:
+            # (I - J/k) diag(hp) (I - J/k), written out
+            info += np.diag(hp) - (hp[:, None] + hp[None, :]) / k + hp.sum() / (k * k)
+        return info
+
+    def information_times(self, h: FloatArray, hp: FloatArray, x: FloatArray) -> FloatArray:
+        """The information times ``x``, without forming the matrix."""
+        y = self._back(h * self._eta(x))
+        if self.prior > 0.0:
+            t = hp * (x - x.mean())
+            y += t - t.mean()
+        return y
+
+    def information_diagonal(self, h: FloatArray, hp: FloatArray) -> FloatArray:
+        """The diagonal of the information."""
+        d = np.bincount(self.cols, self.coef * self.coef * h[self.rows],
+                        minlength=self.k).astype(float)
+        if self.prior > 0.0:
+            k = self.k
+            d += hp * (1.0 - 2.0 / k) + hp.sum() / (k * k)
+        return d
 
 
 def _projection_scale(info: FloatArray) -> float:
@@ -322,49 +430,43 @@ def _projection_scale(info: FloatArray) -> float:
     return scale if scale > 0.0 else 1.0
 
 
-def _maximise(
-    design: FloatArray, weight: FloatArray, scored: FloatArray
-) -> tuple[FloatArray, FloatArray]:
-    """Newton-Raphson on the mean-zero ratings (natural units); returns them and the
-    observed information at the maximum."""
-    k = design.shape[1]
-    proj = np.full((k, k), 1.0 / k)
-    theta = np.zeros(k)
-    ll = _log_likelihood(theta, design, weight, scored)
+_EIGEN_BELOW = 300  # players; above, a Newton step is a linear solve (prior > 0 only)
+
+
+def _newton_step(info: FloatArray, grad: FloatArray, prior: float) -> FloatArray:
+    k = info.shape[0]
+    # Every row of the design sums to 0, so the information has the constants in its
+    # null space and the gradient is orthogonal to them. Adding a multiple of the
+    # projector onto the constants makes it invertible when the ratings are otherwise
+    # identified, and the step it gives has mean 0.
+    system = info + _projection_scale(info) * np.full((k, k), 1.0 / k)
+    if prior > 0.0 and k > _EIGEN_BELOW:
+        # The prior makes the system positive definite: no eigenvalues needed.
+        return np.asarray(np.linalg.solve(system, grad))
+    values, vectors = np.linalg.eigh(system)
+    if values[0] <= _SINGULAR * values[-1]:
+        raise ConfigError(
+            "prior_games",
+            "the ratings are not determined by these results (a player or group of "
+            "players won or lost everything, or never met the others); use prior_games > 0",
+        )
+    return np.asarray(vectors @ ((vectors.T @ grad) / values))
+
+
+def _maximise(design: Design, theta0: FloatArray | None = None,
+              ) -> tuple[FloatArray, FloatArray]:
+    """Newton-Raphson on the mean-zero ratings (natural units) from ``theta0`` (0 by
+    default); returns them and the observed information at the maximum."""
+    theta = np.zeros(design.k) if theta0 is None else theta0
+    ll = design.log_likelihood(theta)
     for _ in range(_MAX_ITERATIONS):
-        eta = design @ theta
-        p = 1.0 / (1.0 + np.exp(-eta))
-        grad = design.T @ (scored - weight * p)
-        info = (design.T * (weight * p * (1.0 - p))) @ design
-        # Every row of the design sums to 0, so the information has the constants in its
-        # null space and the gradient is orthogonal to them. Adding a multiple of the
-        # projector onto the constants makes it invertible when the ratings are otherwise
-        # identified, and the step it gives has mean 0.
-        system = info + _projection_scale(info) * proj
-        values, vectors = np.linalg.eigh(system)
-        if values[0] <= _SINGULAR * values[-1]:
-            raise ConfigError(
-                "prior_games",
-                "the ratings are not determined by these results (a player or group of "
-                "players won or lost everything, or never met the others); use prior_games > 0",
-            )
-        step = vectors @ ((vectors.T @ grad) / values)
+        grad, h, hp = design.curvature(theta)
+        info = design.information(h, hp)
+        step = _newton_step(info, grad, design.prior)
         largest = float(np.max(np.abs(step)))
         if largest < _STEP_TOLERANCE:
             return theta + step, info
-        if largest < _FULL_STEP_BELOW:
-            theta = theta + step
-            ll = _log_likelihood(theta, design, weight, scored)
-        else:
-            slope = float(grad @ step)
-            t = 1.0
-            while True:
-                candidate = theta + t * step
-                candidate_ll = _log_likelihood(candidate, design, weight, scored)
-                if candidate_ll >= ll + 1e-4 * t * slope or t < 1e-12:
-                    break
-                t /= 2.0
-            theta, ll = candidate, candidate_ll
+        theta, ll = _line_search(design, theta, ll, grad, step)
         if float(np.ptp(theta)) > _MAX_SPREAD:
             raise ConfigError(
                 "prior_games",
@@ -372,3 +474,77 @@ def _maximise(
                 "won or lost every game against the rest); use prior_games > 0",
             )
     raise ConfigError("prior_games", "the rating fit did not converge; use prior_games > 0")
+
+
+def _line_search(design: Design, theta: FloatArray, ll: float, grad: FloatArray,
+                 step: FloatArray) -> tuple[FloatArray, float]:
+    """The plain step once steps are small; else backtracking (Armijo) along ``step``."""
+    if float(np.max(np.abs(step))) < _FULL_STEP_BELOW:
+        theta = theta + step
+        return theta, design.log_likelihood(theta)
+    slope = float(grad @ step)
+    t = 1.0
+    while True:
+        candidate = theta + t * step
+        candidate_ll = design.log_likelihood(candidate)
+        if candidate_ll >= ll + 1e-4 * t * slope or t < 1e-12:
+            return candidate, candidate_ll
+        t /= 2.0
+
+
+def maximise_sparse(design: Design, theta0: FloatArray, *, tolerance: float = 1e-10,
+                    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Newton-Raphson like :func:`fit`'s, for many players: each step solves the Newton
+    system by conjugate gradients with the information applied as a product (sparse,
+    never formed), preconditioned by its diagonal. Start from ``theta0`` (the last fit,
+    natural units): after a few new games one or two steps reach the maximum. Needs
+    ``prior_games > 0`` (the system is then definite on the mean-zero ratings).
+    Returns the ratings and the curvature weights at them (see
+    :meth:`Design.curvature`)."""
+    if design.prior <= 0.0:
+        raise ConfigError("prior_games", "the sparse fit needs prior_games > 0")
+    theta = theta0 - theta0.mean()
+    ll: float | None = None  # the likelihood, computed only for a line search
+    for _ in range(_MAX_ITERATIONS):
+        grad, h, hp = design.curvature(theta)
+        diag = design.information_diagonal(h, hp)
+        step = _conjugate_gradients(partial(design.information_times, h, hp), grad, diag)
+        largest = float(np.max(np.abs(step)))
+        if largest < tolerance:
+            return theta + step, h, hp  # the weights move by far less than the step
+        if largest < _FULL_STEP_BELOW:  # from a warm start, usually every step
+            theta, ll = theta + step, None
+            continue
+        if ll is None:
+            ll = design.log_likelihood(theta)
+        theta, ll = _line_search(design, theta, ll, grad, step)
+    raise ConfigError("prior_games", "the rating fit did not converge")
+
+
+def _conjugate_gradients(apply: Callable[[FloatArray], FloatArray], b: FloatArray,
+                         diag: FloatArray, *, relative: float = 1e-12,
+                         limit: int = 1000) -> FloatArray:
+    """Solve ``A x = b`` on the mean-zero vectors (``b`` has mean 0 and ``A`` maps
+    them to themselves), preconditioned by ``diag``."""
+    x = np.zeros_like(b)
+    r = b - b.mean()  # round-off must not leave a part along the constants
+    z = r / diag
+    z -= z.mean()
+    p = z.copy()
+    rz = float(r @ z)
+    stop = relative * float(r @ r)
+    for _ in range(limit):
+        if float(r @ r) <= stop:
+            break
+        ap = apply(p)
+        curvature = float(p @ ap)
+        if not curvature > 0.0:  # only round-off is left
+            break
+        alpha = rz / curvature
+        x += alpha * p
+        r -= alpha * ap
+        z = r / diag
+        z -= z.mean()
+        rz, previous = float(r @ z), rz
+        p = z + (rz / previous) * p
+    return x

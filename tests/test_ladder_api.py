@@ -89,7 +89,7 @@ def test_registered_bot_plays_is_rated_and_watched_over_the_operator_api(
 
         refused = ladder.ctl("standings", token="not-the-operator-token")
         assert refused.returncode == 2
-        assert "permission_denied" in refused.stderr and refused.stdout == ""
+        assert "permission denied" in refused.stderr and refused.stdout == ""
         wrong_register = ladder.ctl("register", "intruder", "--owner", "eve",
                                     token="not-the-operator-token")
         assert wrong_register.returncode == 2 and "intruder" not in ladder.standings()

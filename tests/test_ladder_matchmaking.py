@@ -4,12 +4,17 @@ preferred, seats and duplicate sets, sets cut short."""
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter
+from collections.abc import Container, Iterable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.ladder.matchmaking import (
     Candidate,
+    DealSet,
     Matchmaker,
     Policy,
     SetProgress,
@@ -146,3 +151,84 @@ def test_a_complete_set_has_every_table_finished() -> None:
     assert progress.status is SetStatus.COMPLETE and sorted(progress.finished) == [0, 1]
     with pytest.raises(ValueError):
         progress.cut_short("late")
+
+
+class _Exhaustive(Matchmaker):
+    """The matchmaker as it was first written: every focal bot in order of need, every
+    opponent scored. Kept as the oracle the scanning matchmaker must agree with."""
+
+    def _choose(self, connected: list[Candidate], free: dict[str, int],
+                focus: set[str] | None) -> tuple[str, ...] | None:
+        need = self.seats_per_bot
+        available = sorted((c for c in connected if free[c.name] >= need), key=self._need)
+        if len(available) < self.bots_per_set:
+            return None
+        others = max(len(connected) - 1, 1)
+        for focal in available:
+            if focus is not None and focal.name not in focus:
+                continue
+            share = self.appearances(focal.name) / others
+            cap = self.policy.repeat_cap * (share + 1.0)
+            chosen = [focal]
+            pool = [c for c in available if c.name != focal.name
+                    and self.pair_counts[pair_key(focal.name, c.name)] < cap]
+            while len(chosen) < self.bots_per_set and pool:
+                best = min(pool, key=lambda c: (
+                    sum(self._cost(m, c, share) for m in chosen), c.name))
+                chosen.append(best)
+                pool.remove(best)
+            if len(chosen) == self.bots_per_set:
+                return self._arrange(chosen)
+        return None
+
+    def next_sets(self, connected: Iterable[Candidate], slots: int, *,
+                  focus: Container[str] | None = None) -> list[DealSet]:
+        bots = list(connected)
+        free = {c.name: c.free_seats for c in bots}
+        started: list[DealSet] = []
+        while len(started) < slots:
+            base = self._choose(bots, free, focus)  # type: ignore[arg-type]
+            if base is None:
+                break
+            deal_set = self._deal_set(base)
+            for name, seats in deal_set.seats.items():
+                free[name] -= seats
+            self.add_played({pair: 1 for pair in itertools.combinations(deal_set.bots, 2)})
+            bots = [Candidate(c.name, c.rating, c.ci95,
+                              c.sets + (1 if c.name in deal_set.seats else 0), c.free_seats)
+                    for c in bots]
+            started.append(deal_set)
+        return started
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data(),
+       shape=st.sampled_from([("four-handed", "same"), ("four-handed", "mixed"),
+                              ("cutthroat", "same")]),
+       bots=st.integers(2, 14), rounds=st.integers(1, 6))
+def test_the_scan_chooses_what_scoring_every_pairing_chooses(
+        data: st.DataObject, shape: tuple[str, str], bots: int, rounds: int) -> None:
+    form, partnerships = shape
+    policy = Policy(provisional_sets=data.draw(st.integers(0, 3)),
+                    closeness_elo=data.draw(st.sampled_from([50.0, 200.0])),
+                    repeat_weight=data.draw(st.sampled_from([0.0, 1.0, 3.0])),
+                    repeat_cap=data.draw(st.sampled_from([0.5, 2.0])))
+    names = [f"b{i:02d}" for i in range(bots)]
+    # Ratings on a coarse grid, so that equal costs (and ties by name) happen.
+    rating = {n: data.draw(st.sampled_from([-100.0, 0.0, 50.0, 100.0, 400.0])) for n in names}
+    played = {pair: data.draw(st.integers(0, 4)) for pair in itertools.combinations(names, 2)}
+    fast = Matchmaker(form, partnerships=partnerships, policy=policy, pair_counts=played)
+    slow = _Exhaustive(form, partnerships=partnerships, policy=policy, pair_counts=played)
+    sets = Counter({n: data.draw(st.integers(0, 6)) for n in names})
+    for _ in range(rounds):
+        connected = [Candidate(n, rating[n], data.draw(st.sampled_from([30.0, 90.0, math.inf])),
+                               sets[n], data.draw(st.integers(0, 3))) for n in names]
+        focus = set(data.draw(st.lists(st.sampled_from(names), max_size=3))) or None
+        slots = data.draw(st.integers(0, 4))
+        got = fast.next_sets(connected, slots, focus=focus)
+        want = slow.next_sets(connected, slots, focus=focus)
+        assert [s.base for s in got] == [s.base for s in want]
+        assert [s.key for s in got] == [s.key for s in want]
+        assert fast.pair_counts == slow.pair_counts
+        for deal_set in got:
+            sets.update(deal_set.bots)

@@ -3,10 +3,13 @@ with versions."""
 
 from __future__ import annotations
 
+import math
 import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry
@@ -119,3 +122,52 @@ def test_standings_before_any_game_list_everyone_unrated(tmp_path: Path) -> None
         rows = LadderRatings().standings(registry.entrants())
     assert rows == [{"name": "solo", "games": 0, "elo": None, "owner": "owner",
                      "retired": False, "inherited_from": None}]
+
+
+def _mixed_row(i: int, a: str, b: str, c: str, d: str, ac_won: bool) -> GameRow:
+    record = {"tournament": {"id": "ladder", "key": f"g{i}", "group": f"g{i}", "table": 0,
+                             "sides": [[a, c], [b, d]]}}
+    return GameRow("ladder", f"g{i}", "four-handed", i, (a, b, c, d), Termination.NORMAL,
+                   (10, 4), (1, 2, 1, 2) if ac_won else (2, 1, 2, 1), 5, "", "", 1.0, record)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), bots=st.integers(3, 12), mixed=st.booleans(),
+       batches=st.lists(st.integers(1, 40), min_size=2, max_size=8),
+       exact_every=st.sampled_from([1, 30, 10**6]))
+def test_the_sparse_incremental_fit_equals_a_full_refit(
+        seed: int, bots: int, mixed: bool, batches: list[int], exact_every: int) -> None:
+    rng = random.Random(seed)
+    names = [f"p{i:02d}" for i in range(bots if not mixed else max(bots, 4))]
+    strength = {n: rng.gauss(0.0, 1.0) for n in names}
+    rows: list[GameRow] = []
+    ratings = LadderRatings(sparse_above=0, exact_every=exact_every)
+    for batch in batches:
+        new: list[GameRow] = []
+        for _ in range(batch):
+            i = len(rows) + len(new)
+            if mixed:
+                a, b, c, d = rng.sample(names, 4)
+                edge = strength[a] + strength[c] - strength[b] - strength[d]
+                new.append(_mixed_row(i, a, b, c, d, rng.random() < 1 / (1 + math.exp(-edge))))
+            else:
+                a, b = rng.sample(names, 2)
+                edge = strength[a] - strength[b]
+                new.append(_row(i, a, b, rng.random() < 1 / (1 + math.exp(-edge))))
+        rows += new
+        ratings.add_games(new)
+        ratings.refresh(force=True)
+        full = fit_ratings(rows)
+        got = ratings.current
+        assert full is not None and got is not None
+        assert set(got.players) == set(full.players)
+        for name in full.players:
+            assert got.elo[name] == pytest.approx(full.elo[name], abs=1e-6)
+            assert got.games[name] == pytest.approx(full.games[name])
+            assert got.score[name] == pytest.approx(full.score[name])
+            assert got.opponents[name] == full.opponents[name]
+            # Exact at an exact refit; in between, scaled by each bot's information.
+            exact_now = exact_every == 1 or ratings.games == len(rows[:batches[0]])
+            assert got.ci95[name] == pytest.approx(full.ci95[name],
+                                                   rel=1e-6 if exact_now else 0.35)
+    assert ratings.drift < 1e-6

@@ -75,6 +75,6 @@ def test_ctl_over_ipv6_loopback_is_an_operator_call_from_this_machine(
         assert server.address.startswith("[::1]:"), server.address
         listed = ctl(server.address, "list")
         assert listed.returncode == 0, listed.stderr
-        assert "permission_denied" not in listed.stderr
+        assert "permission denied" not in listed.stderr
         bots = ctl(server.address, "bots")
         assert bots.returncode == 0 and bots.stdout.strip() == "no bots", bots.stderr

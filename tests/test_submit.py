@@ -93,7 +93,7 @@ def test_a_folder_a_tar_gz_and_a_zip_are_submitted_as_versions(
     # The older version is retired, so its token no longer submits.
     stale = ctl(ladder, "submit", "pyfolder", str(archive),
                 env={"EUCHRE_BOT_TOKEN": token, "EUCHRE_OPERATOR_TOKEN": ""})
-    assert stale.returncode == 2 and "permission_denied" in stale.stderr
+    assert stale.returncode == 2 and "permission denied" in stale.stderr
     # A .zip, over gRPC in small chunks, with version 2's token: version 3.
     with ladder.channel() as channel:
         third = submit(channel, zip_of(folder), "pyfolder", "zip",

@@ -35,12 +35,14 @@ sets still running) spread over different pairings.
 
 from __future__ import annotations
 
+import bisect
 import enum
+import heapq
 import itertools
 import math
 from collections import Counter
-from collections.abc import Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from harness.errors import ConfigError
 from harness.rules.config import Form
@@ -230,29 +232,26 @@ class Matchmaker:
         provisional = c.sets < self.policy.provisional_sets
         return (0 if provisional else 1, c.sets if provisional else -c.ci95, c.sets, c.name)
 
-    def _choose(self, connected: Sequence[Candidate], free: Mapping[str, int],
-                focus: Container[str] | None) -> tuple[str, ...] | None:
-        need = self.seats_per_bot
-        available = sorted((c for c in connected if free[c.name] >= need), key=self._need)
-        if len(available) < self.bots_per_set:
-            return None
-        others = max(len(connected) - 1, 1)
-        for focal in available:
-            if focus is not None and focal.name not in focus:
-                continue
-            share = self.appearances(focal.name) / others
-            cap = self.policy.repeat_cap * (share + 1.0)
-            chosen = [focal]
-            pool = [c for c in available if c.name != focal.name
-                    and self.pair_counts[pair_key(focal.name, c.name)] < cap]
-            while len(chosen) < self.bots_per_set and pool:
-                best = min(pool, key=lambda c: (
-                    sum(self._cost(m, c, share) for m in chosen), c.name))
-                chosen.append(best)
-                pool.remove(best)
-            if len(chosen) == self.bots_per_set:
-                return self._arrange(chosen)
-        return None
+    def _opponents(self, focal: Candidate, pool: _ByRating,
+                   others: int) -> list[Candidate] | None:
+        """The focal bot and the cheapest opponents it may meet (module docstring, step
+        2), or None when too few are left under the repeat cap."""
+        share = self.appearances(focal.name) / others
+        cap = self.policy.repeat_cap * (share + 1.0)
+        counts = self.pair_counts
+        chosen = [focal]
+        taken = {focal.name}
+        while len(chosen) < self.bots_per_set:
+            best = pool.cheapest(
+                chosen, self.policy.closeness_elo,
+                lambda c: (c.name not in taken
+                           and counts[pair_key(focal.name, c.name)] < cap),
+                lambda c: sum(self._cost(m, c, share) for m in chosen))
+            if best is None:
+                return None
+            chosen.append(best)
+            taken.add(best.name)
+        return chosen
 
     def _arrange(self, chosen: list[Candidate]) -> tuple[str, ...]:
         names = [c.name for c in chosen]
@@ -291,22 +290,112 @@ class Matchmaker:
         """Up to ``slots`` deal sets to start now among the ``connected`` bots (names
         must be distinct). Each set chosen is counted at once and takes its seats from
         the bots' free seats for the rest of this call. With ``focus``, only those bots
-        may be the focal bot, so every set seats at least one of them."""
-        bots = list(connected)
-        if len({c.name for c in bots}) != len(bots):
+        may be the focal bot, so every set seats at least one of them.
+
+        The cost grows with the bots that can play, not with the pairings: the focal
+        bots come from a heap in order of need, and each one's opponents from a scan
+        outwards in rating that stops once closeness alone costs more than the best
+        opponent found (the repeat term is never negative)."""
+        given = list(connected)
+        bots = {c.name: c for c in given}
+        if len(bots) != len(given):
             raise ConfigError("connected", "bot names must be distinct")
-        free = {c.name: c.free_seats for c in bots}
         started: list[DealSet] = []
-        while len(started) < slots:
-            base = self._choose(bots, free, focus)
-            if base is None:
+        need = self.seats_per_bot
+        free = {name: c.free_seats for name, c in bots.items()}
+        pool = _ByRating(c for c in bots.values() if free[c.name] >= need)
+        if slots <= 0 or len(pool) < self.bots_per_set:
+            return started
+        others = max(len(bots) - 1, 1)
+        heap = [(self._need(c), c.name) for c in pool]
+        heapq.heapify(heap)
+        while len(started) < slots and len(pool) >= self.bots_per_set:
+            chosen = None
+            while heap and chosen is None:
+                key, name = heapq.heappop(heap)
+                focal = bots[name]
+                if name not in pool or key != self._need(focal):
+                    continue  # gone, or queued again with its new need
+                if focus is not None and name not in focus:
+                    continue
+                # A focal bot that finds no opponents finds none later in this call
+                # either: its counts do not change and the pool only shrinks.
+                chosen = self._opponents(focal, pool, others)
+            if chosen is None:
                 break
+            base = self._arrange(chosen)
             deal_set = self._deal_set(base)
             for name, seats in deal_set.seats.items():
                 free[name] -= seats
             self.add_played({pair: 1 for pair in itertools.combinations(deal_set.bots, 2)})
-            bots = [Candidate(c.name, c.rating, c.ci95,
-                              c.sets + (1 if c.name in deal_set.seats else 0), c.free_seats)
-                    for c in bots]
+            for name in deal_set.bots:
+                c = bots[name]
+                pool.discard(c)
+                bots[name] = c = replace(c, sets=c.sets + 1)
+                if free[name] >= need:
+                    pool.add(c)
+                    heapq.heappush(heap, (self._need(c), name))
             started.append(deal_set)
         return started
+
+
+class _ByRating:
+    """Bots sorted by (rating, name), for the matchmaker's outward scans."""
+
+    def __init__(self, bots: Iterable[Candidate]) -> None:
+        # Names are distinct, so comparing these tuples never reaches the candidate.
+        self._items = sorted([(c.rating, c.name, c) for c in bots])
+        self._names = {name for _, name, _ in self._items}
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def __iter__(self) -> Iterator[Candidate]:
+        return (c for _, _, c in self._items)
+
+    def _position(self, c: Candidate) -> int:
+        return bisect.bisect_left(self._items, (c.rating, c.name))
+
+    def add(self, c: Candidate) -> None:
+        self._items.insert(self._position(c), (c.rating, c.name, c))
+        self._names.add(c.name)
+
+    def discard(self, c: Candidate) -> None:
+        if c.name in self._names:
+            del self._items[self._position(c)]
+            self._names.discard(c.name)
+
+    def cheapest(self, chosen: Sequence[Candidate], closeness: float,
+                 allowed: Callable[[Candidate], bool],
+                 cost: Callable[[Candidate], float]) -> Candidate | None:
+        """The allowed bot of least ``(cost, name)``. ``cost`` is at least the sum over
+        ``chosen`` of ``((R_m - R_c) / closeness)²``, which is at least
+        ``len(chosen) * ((mean - R_c) / closeness)²``: the scan walks outwards from the
+        chosen bots' mean rating and stops where that bound passes the best cost."""
+        items = self._items
+        mean = sum(m.rating for m in chosen) / len(chosen)
+        n = len(chosen)
+        right = bisect.bisect_left(items, (mean,))
+        left = right - 1
+        best: Candidate | None = None
+        best_key = (math.inf, "")
+        while left >= 0 or right < len(items):
+            go_left = right >= len(items) or (
+                left >= 0 and mean - items[left][0] <= items[right][0] - mean)
+            i = left if go_left else right
+            bound = n * ((mean - items[i][0]) / closeness) ** 2
+            if bound > best_key[0] * (1.0 + 1e-9) + 1e-12:
+                break
+            if go_left:
+                left -= 1
+            else:
+                right += 1
+            c = items[i][2]
+            if allowed(c):
+                key = (cost(c), c.name)
+                if key < best_key:
+                    best, best_key = c, key
+        return best

@@ -14,19 +14,45 @@ A refresh happens when :meth:`LadderRatings.refresh` is called and at least
 ``every_games`` games or ``every_seconds`` seconds have passed since the last one
 (``force=True`` refreshes anyway). Every ``history_every`` games a snapshot of the
 standings is written to the ``ladder_rating_history`` table.
+
+Many bots. Above ``sparse_above`` bots (100 by default) a dense fit costs too much to
+run after every few games (its information matrix is bots x bots, and the intervals
+need its inverse). The refresh then keeps the design of the fit in sparse form, grown as
+new pairings appear, and moves the last ratings to the new maximum by Newton steps
+solved with conjugate gradients (:func:`harness.ratings.maximise_sparse`): the same
+maximum as a full refit, found from a warm start at a cost that grows with the number of
+pairings. The intervals come from the diagonal of the information (the precision of a
+bot's rating with its opponents' held fixed), scaled per bot by the ratio of the exact
+variance to that at the last *exact refit*: a full :func:`harness.ratings.fit`, with
+its dense covariance, run every ``exact_every`` games (and at the first refresh). At
+an exact refit the intervals are exact; in between they follow each bot's new games.
+:attr:`LadderRatings.drift` is the largest rating difference (Elo) the last exact
+refit found from the incremental fit, a check that should stay near 0.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+
 from harness.ladder.registry import Entrant
 from harness.ladder.store import LadderStore
-from harness.ratings import Ratings, Result, fit
+from harness.ratings import (
+    DEFAULT_PRIOR_GAMES,
+    NAT,
+    Z95,
+    Design,
+    Ratings,
+    Result,
+    fit,
+    maximise_sparse,
+)
 from harness.results.rating import player_json, rating_results
 from harness.results.rows import rated_games
 from harness.store import GameRow
@@ -43,11 +69,14 @@ class LadderRatings:
 
     def __init__(self, store: LadderStore | None = None, *, every_games: int = 1,
                  every_seconds: float = 0.0, history_every: int = 50,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, sparse_above: int = 100,
+                 exact_every: int = 5000) -> None:
         self._store = store
         self.every_games = max(1, every_games)
         self.every_seconds = every_seconds
         self.history_every = max(1, history_every)
+        self.sparse_above = sparse_above
+        self.exact_every = max(1, exact_every)
         self._clock = clock
         self._groups: dict[Sides, list[float]] = {}  # sides -> [weight, points of side a]
         self.games = 0
@@ -55,6 +84,10 @@ class LadderRatings:
         self._last_history = 0
         self._last_refresh = -float("inf")
         self.current: Ratings | None = None
+        self.drift = 0.0
+        self._design = _GrowingDesign()
+        self._exact_games = -1  # games at the last exact refit
+        self._calibration: dict[str, float] = {}  # exact variance x diagonal information
 
     def add_games(self, rows: Iterable[GameRow]) -> int:
         """Count finished games (unrated ones, e.g. interrupted, are skipped); returns
@@ -75,6 +108,7 @@ class LadderRatings:
         group = self._groups.setdefault((a, b), [0.0, 0.0])
         group[0] += result.weight
         group[1] += result.weight * score
+        self._design.add(result, a, b, score)
 
     def results(self) -> list[Result]:
         """The aggregated results: one per pairing of sides, weighted by its games and
@@ -93,12 +127,46 @@ class LadderRatings:
         game). Writes a history snapshot every ``history_every`` games."""
         if not self._groups or not (force or self.due()):
             return self.current
-        self.current = fit(self.results())
+        start = self.current.elo if self.current is not None else None
+        if len(self._design.players) <= self.sparse_above:
+            self.current = fit(self.results(), start=start)
+        elif self._exact_games < 0 or self.games - self._exact_games >= self.exact_every:
+            self.current = self._exact(start)
+        else:
+            self.current = self._incremental()
         self._fitted_games = self.games
         self._last_refresh = self._clock()
         if self._store is not None and self.games - self._last_history >= self.history_every:
             self._save_snapshot()
         return self.current
+
+    def _exact(self, start: dict[str, float] | None) -> Ratings:
+        """A full refit; it also calibrates the intervals of the incremental ones."""
+        exact = fit(self.results(), start=start)
+        if self.current is not None and self._exact_games >= 0:
+            incremental = self._incremental()
+            self.drift = max(abs(incremental.elo.get(n, 0.0) - e) for n, e in exact.elo.items())
+        design = self._design
+        built = design.build()
+        _, h, hp = built.curvature(design.theta_of(exact.elo))
+        diagonal = built.information_diagonal(h, hp)
+        self._calibration = {
+            name: float((exact.ci95[name] / Z95 * NAT) ** 2 * diagonal[i])
+            for name, i in design.players.items()}
+        design.theta = design.theta_of(exact.elo)
+        self._exact_games = self.games
+        return exact
+
+    def _incremental(self) -> Ratings:
+        design = self._design
+        built = design.build()
+        theta, h, hp = maximise_sparse(built, design.warm_start())
+        design.theta = theta
+        diagonal = built.information_diagonal(h, hp)
+        typical = statistics.median(self._calibration.values()) if self._calibration else 1.0
+        names = list(design.players)
+        variance = np.array([self._calibration.get(n, typical) for n in names]) / diagonal
+        return design.ratings(theta, variance / (NAT * NAT))
 
     def _save_snapshot(self) -> None:
         assert self.current is not None and self._store is not None
@@ -147,3 +215,102 @@ class LadderRatings:
             rows.append(row)
         rows.sort(key=lambda r: (r["elo"] is None, -(r["elo"] or 0.0), r["name"]))
         return rows
+
+
+class _GrowingDesign:
+    """The sparse design of :class:`LadderRatings`' fit, grown in place: a row per
+    pairing of sides in order of first appearance, a column per bot in order of first
+    appearance, and each bot's games, points and opponents counted as
+    :func:`harness.ratings.fit` counts them. Arrays double in size as they fill, so a
+    refresh converts nothing but what is new."""
+
+    def __init__(self) -> None:
+        self.players: dict[str, int] = {}
+        self._row_of: dict[Sides, int] = {}
+        self._entries = np.zeros((3, 1024))  # row, column, coefficient
+        self._used = 0
+        self._totals = np.zeros((2, 1024))  # weight, points of side a
+        self._games: dict[str, float] = {}
+        self._points: dict[str, float] = {}
+        self._met: dict[str, set[str]] = {}
+        self._opponents: dict[str, frozenset[str]] = {}
+        self.theta = np.zeros(0)
+
+    @staticmethod
+    def _grown(array: np.ndarray, size: int) -> np.ndarray:
+        if size <= array.shape[1]:
+            return array
+        bigger = np.zeros((array.shape[0], max(size, 2 * array.shape[1])))
+        bigger[:, :array.shape[1]] = array
+        return bigger
+
+    def add(self, result: Result, a: tuple[str, ...], b: tuple[str, ...],
+            score: float) -> None:
+        """Count ``result``, oriented as ``a`` against ``b`` with ``score`` for ``a``."""
+        row = self._row_of.get((a, b))
+        if row is None:
+            row = self._row_of[(a, b)] = len(self._row_of)
+            self._totals = self._grown(self._totals, row + 1)
+            entry: dict[int, float] = {}
+            for side, sign in ((a, 1.0), (b, -1.0)):
+                for name in side:
+                    col = self.players.setdefault(name, len(self.players))
+                    entry[col] = entry.get(col, 0.0) + sign
+            entry = {col: value for col, value in entry.items() if value != 0.0}
+            self._entries = self._grown(self._entries, self._used + len(entry))
+            for col, value in entry.items():
+                self._entries[:, self._used] = (row, col, value)
+                self._used += 1
+        w = result.weight
+        self._totals[:, row] += (w, w * score)
+        for side, points in ((result.side_a, result.score_a), (result.side_b,
+                                                                1.0 - result.score_a)):
+            for name in set(side):
+                self._games[name] = self._games.get(name, 0.0) + w
+                self._points[name] = self._points.get(name, 0.0) + w * points
+        if len(a) == 1 and a != b and w > 0.0:
+            for x, y in ((a[0], b[0]), (b[0], a[0])):
+                met = self._met.setdefault(x, set())
+                if y not in met:
+                    met.add(y)
+                    self._opponents.pop(x, None)
+
+    def build(self) -> Design:
+        used, rows = self._used, len(self._row_of)
+        entries = self._entries[:, :used]
+        return Design(len(self.players), entries[0].astype(np.intp),
+                      entries[1].astype(np.intp), entries[2].copy(),
+                      self._totals[0, :rows].copy(), self._totals[1, :rows].copy(),
+                      DEFAULT_PRIOR_GAMES)
+
+    def theta_of(self, elo: dict[str, float]) -> np.ndarray:
+        theta = np.array([NAT * elo.get(name, 0.0) for name in self.players])
+        return np.asarray(theta - theta.mean())
+
+    def warm_start(self) -> np.ndarray:
+        theta = np.zeros(len(self.players))
+        theta[:len(self.theta)] = self.theta
+        return theta
+
+    def ratings(self, theta: np.ndarray, variance: np.ndarray) -> Ratings:
+        names = list(self.players)
+        elo = theta / NAT
+        elo = elo - elo.mean()
+        order = sorted(range(len(names)), key=lambda i: (-elo[i], names[i]))
+        players = tuple(names[i] for i in order)
+        covariance = np.diag(np.clip(variance[order], 0.0, None))
+        covariance.setflags(write=False)
+        half = Z95 * np.sqrt(np.clip(variance, 0.0, None))
+        for name in players:
+            if name not in self._opponents:
+                self._opponents[name] = frozenset(self._met.get(name, ()))
+        return Ratings(
+            players=players,
+            elo={names[i]: float(elo[i]) for i in order},
+            ci95={names[i]: float(half[i]) for i in order},
+            covariance=covariance,
+            games={n: self._games[n] for n in players},
+            score={n: (self._points[n] / self._games[n] if self._games[n] > 0.0 else 0.0)
+                   for n in players},
+            anchor=None, prior_games=DEFAULT_PRIOR_GAMES,
+            opponents={n: self._opponents[n] for n in players})

@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from harness.errors import ConfigError
-from harness.ladder.store import LadderStore
+from harness.ladder.store import BOTS_CHANGES_KEY, LadderStore
 
 __all__ = ["MAX_CONCURRENCY", "Also", "Entrant", "Registry", "Token"]
 
@@ -135,6 +135,8 @@ class Registry:
 
     def __init__(self, store: LadderStore) -> None:
         self._store = store
+        # Every entrant in id order, read again only when the table has changed.
+        self._cache: tuple[str, list[Entrant]] | None = None
 
     def __repr__(self) -> str:
         return f"Registry({self._store!r})"
@@ -165,12 +167,22 @@ class Registry:
         with self._store.reading() as conn:
             return self._get(conn, name)
 
+    def _all(self) -> list[Entrant]:
+        """Every entrant in registration order: one indexed read of the table's change
+        count, and the table itself only when that moved (the ladder asks for its
+        entrants each time it looks for games to start)."""
+        with self._store.reading() as conn:
+            (changes,) = conn.execute("SELECT value FROM meta WHERE key = ?",
+                                      (BOTS_CHANGES_KEY,)).fetchone()
+            if self._cache is None or self._cache[0] != changes:
+                self._cache = (changes, self._rows(conn))
+            return self._cache[1]
+
     def entrants(self, *, include_retired: bool = False,
                  latest_only: bool = False) -> list[Entrant]:
         """Entrants in registration order; with ``latest_only``, only the newest version
         of each bot (whether or not older ones are retired)."""
-        with self._store.reading() as conn:
-            found = self._rows(conn)
+        found = list(self._all())
         if latest_only:
             newest = {e.base: e.version for e in found}
             found = [e for e in found if e.version == newest[e.base]]
@@ -180,10 +192,11 @@ class Registry:
 
     def lineage(self, name: str) -> list[Entrant]:
         """Every version of ``name``'s bot up to ``name``, oldest first."""
-        with self._store.reading() as conn:
-            entrant = self._get(conn, name)
-            return self._rows(conn, "WHERE base = ? AND version <= ?",
-                              (entrant.base, entrant.version))
+        every = self._all()
+        entrant = next((e for e in every if e.name == name), None)
+        if entrant is None:
+            raise ConfigError("name", f"no bot named {name!r} is registered")
+        return [e for e in every if e.base == entrant.base and e.version <= entrant.version]
 
     # ------------------------------------------------------------------ writes
 

@@ -398,8 +398,12 @@ class LadderRuntime:
         sets that seat a registered bot), then house-only sets on the cluster."""
         s = self.settings
         cluster = self.cluster if self.cluster is not None and self.cluster.up else None
-        candidates = self._candidates(arena)
         local = s.concurrency - sum(1 for c in self._running.values() if not c)
+        if local <= 0 and cluster is None:  # no room: listing every bot would be wasted
+            if self.cluster is not None:
+                self.cluster.maybe_retry()
+            return
+        candidates = self._candidates(arena)
         registered = {c.name for c in candidates if c.name not in self._house}
         for deal_set in self.matchmaker.next_sets(
                 candidates, local, focus=registered if cluster is not None else None):

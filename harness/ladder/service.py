@@ -60,12 +60,12 @@ def ladder_standings(ratings: LadderRatings, registry: Registry, quarantine: Qua
     ``ladder CONFIG standings`` reads from its store. ``builds``: hosted version ->
     build state (:meth:`harness.ladder.uploads.Uploads.states`)."""
     rows = ratings.standings(registry.entrants(include_retired=True), latest_only=latest_only)
-    out = []
-    for row in rows:
-        bench = quarantine.benched(row["name"])
-        out.append(lp.standing(row, bench.reason if bench is not None else "",
-                               builds.get(row["name"], "")))
-    return out
+    # One read of every bench in force (the newest per bot, as Quarantine.benched
+    # gives it), not one per bot.
+    benches = {bench.bot: bench for bench in quarantine.active()}
+    return [lp.standing(row, benches[row["name"]].reason if row["name"] in benches else "",
+                        builds.get(row["name"], ""))
+            for row in rows]
 
 
 def standings(runtime: LadderRuntime, *, latest_only: bool = False) -> list[lp.LadderStanding]:

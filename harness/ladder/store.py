@@ -26,7 +26,7 @@ from typing import ClassVar, Final
 from harness.errors import StoreError
 from harness.store import ResultsStore
 
-__all__ = ["LadderStore"]
+__all__ = ["BOTS_CHANGES_KEY", "LadderStore"]
 
 _BUSY_TIMEOUT_S: Final = 5.0
 _VERSION_KEY: Final = "ladder_schema_version"
@@ -101,10 +101,26 @@ def _migrate_to_v2(conn: sqlite3.Connection) -> None:
     )
 
 
+BOTS_CHANGES_KEY: Final = "ladder_bots_changes"
+"""The ``meta`` key counting writes to ``ladder_bots`` (kept by triggers, so writes from
+any process count): a reader holding the table in memory re-reads it when this moves."""
+
+
+def _migrate_to_v3(conn: sqlite3.Connection) -> None:
+    conn.execute("INSERT INTO meta (key, value) VALUES (?, '0')", (BOTS_CHANGES_KEY,))
+    for event in ("INSERT", "UPDATE", "DELETE"):
+        conn.execute(
+            f"CREATE TRIGGER ladder_bots_changed_{event.lower()} AFTER {event} ON ladder_bots "
+            f"BEGIN UPDATE meta SET value = CAST(value AS INTEGER) + 1 "
+            f"WHERE key = '{BOTS_CHANGES_KEY}'; END")
+    # The sets in flight (cut short when a ladder starts again) without a full scan.
+    conn.execute("CREATE INDEX ladder_sets_by_status ON ladder_sets(status)")
+
+
 # _MIGRATIONS[i] upgrades the ladder tables from version i to i + 1, inside the caller's
 # transaction. Never edit a released step; append a new one.
 _MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (
-    _migrate_to_v1, _migrate_to_v2)
+    _migrate_to_v1, _migrate_to_v2, _migrate_to_v3)
 
 
 class LadderStore:
