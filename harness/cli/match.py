@@ -15,7 +15,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.cli.common import check_listen, port_number, split_assignment, writable_folder
+from harness.cli.common import (
+    check_listen,
+    on_signals,
+    port_number,
+    split_assignment,
+    writable_folder,
+)
 from harness.errors import ConfigError, HarnessError
 from harness.referee.arena import Arena
 from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, TimeControl
@@ -114,10 +120,19 @@ def cmd_match(args: argparse.Namespace) -> int:
                           f"must be at least 0; got {args.max_startup_failures}")
     check_listen(args.host, args.port)
     writable_folder(Path(args.log_dir), "--log-dir")
-    return asyncio.run(_match(args))
+    played: list[GameResult] = []
+    caught: list[int] = []
+    code = asyncio.run(_match(args, played, caught))
+    if caught:
+        print(f"interrupted: {len(played)} of {args.games} games played, each printed above "
+              f"(a match stores nothing)", file=sys.stderr)
+        return 128 + caught[0]
+    return code
 
 
-async def _match(args: argparse.Namespace) -> int:
+async def _match(args: argparse.Namespace, played: list[GameResult], caught: list[int]) -> int:
+    """Play the match, appending each result to ``played``. SIGINT or SIGTERM (noted in
+    ``caught``) ends the game in progress without a result and stops the match."""
     rules = parse_rules(args.form, args.deck, args.target, args.rule)
     entrants = [parse_bot(b) for b in args.bot]
     names = [e.name for e in entrants]
@@ -128,23 +143,32 @@ async def _match(args: argparse.Namespace) -> int:
     wins = dict.fromkeys(names, 0)
     streaks = dict.fromkeys(names, 0)  # games in a row each bot failed to start
     async with Arena(log_dir=log_dir, host=args.host, port=args.port) as arena:
+
+        def interrupt(signum: int) -> None:
+            caught.append(signum)
+            arena.stop_games.set()
+
         for e in entrants:
             arena.add(e, max(1, match_seats(rules.form, names, 0).count(e.name)), rules)
         print(f"referee on {arena.server.address}; {args.games} game(s) of {rules.form.value}, "
               f"deck {rules.deck.value}, target {rules.target}, tc {tc}, policy {policy}",
               file=sys.stderr)
-        for i in range(args.games):
-            seats = match_seats(rules.form, names, i)
-            seed = match_seed(args.seed, i, rules.form, len(names))
-            result = await arena.play(f"match-{args.seed}-{i + 1}", rules, seed, seats,
-                                      time_control=tc, policy=policy)
-            for name in {seats[s] for s, place in enumerate(result.places) if place == 1}:
-                wins[name] += 1
-            if args.json:
-                print(json.dumps(result.record, separators=(",", ":")))
-            else:
-                print(describe(result, i), flush=True)
-            _check_startup(arena, result, streaks, args.max_startup_failures)
+        with on_signals(interrupt):
+            for i in range(args.games):
+                seats = match_seats(rules.form, names, i)
+                seed = match_seed(args.seed, i, rules.form, len(names))
+                result = await arena.play(f"match-{args.seed}-{i + 1}", rules, seed, seats,
+                                          time_control=tc, policy=policy)
+                if caught:
+                    return 0  # the game in progress has no result
+                played.append(result)
+                for name in {seats[s] for s, place in enumerate(result.places) if place == 1}:
+                    wins[name] += 1
+                if args.json:
+                    print(json.dumps(result.record, separators=(",", ":")))
+                else:
+                    print(describe(result, i), flush=True)
+                _check_startup(arena, result, streaks, args.max_startup_failures)
     if not args.json:
         print("wins: " + ", ".join(f"{n} {w}" for n, w in wins.items()))
     return 0
