@@ -44,8 +44,7 @@ __all__ = ["ClusterPlayer", "Placed", "where"]
 log = logging.getLogger("euchre.cluster")
 
 CONNECT_TIMEOUT = 30.0
-"""Seconds to wait for the scheduler, and for its first worker (every worker of a local
-cluster)."""
+"""Seconds to wait for the scheduler, and for its first worker."""
 
 WORKERS_LOG = "dask-workers.log"
 """Where, in the run's log folder, the workers of a local cluster write their output."""
@@ -121,7 +120,10 @@ class ClusterPlayer:
             await self.client.register_plugin(ArenaPlugin(), name=ArenaPlugin.name)
             # A local cluster is whole before the first game (its size is the run's
             # number of games at once); of a remote one, one worker is enough to begin.
-            await self.client.wait_for_workers(self.workers or 1, timeout=CONNECT_TIMEOUT)
+            if self.cluster is not None:
+                await self.cluster.until_up(self.client)
+            else:
+                await self.client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
         except (OSError, TimeoutError) as e:
             await self._close_client()
             raise ClusterError(f"cannot use the Dask cluster at {self.where}: {e}") from None

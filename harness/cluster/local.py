@@ -23,11 +23,17 @@ from pathlib import Path
 from typing import IO, Any
 
 import harness
+from harness.errors import ClusterError
 
-__all__ = ["DEATH_TIMEOUT", "STOP_TIMEOUT", "LocalWorkers"]
+__all__ = ["DEATH_TIMEOUT", "START_TIMEOUT", "STOP_TIMEOUT", "LocalWorkers"]
 
 DEATH_TIMEOUT = 30
 """Seconds a worker waits for a scheduler it lost before it closes itself."""
+
+START_TIMEOUT = 180.0
+"""Seconds the workers may take to start: on a loaded machine, a few Python processes
+importing Dask can take tens of seconds; a worker command that dies is noticed at
+once."""
 
 STOP_TIMEOUT = 5.0
 """Seconds the workers get to close in order (their arenas and bots included) before
@@ -57,6 +63,26 @@ class LocalWorkers:
         with self.log.open("ab") as out:
             self.process = await _spawn(address, self.count, out)
         return address
+
+    async def until_up(self, client: Any) -> None:
+        """Wait until every worker has joined ``client``'s scheduler. Raises
+        :class:`ClusterError` if the worker command exits first, or after
+        ``START_TIMEOUT``."""
+        assert self.process is not None
+        joined = asyncio.ensure_future(client.wait_for_workers(self.count))
+        died = asyncio.ensure_future(self.process.wait())
+        try:
+            done, _ = await asyncio.wait((joined, died), timeout=START_TIMEOUT,
+                                         return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            joined.cancel()
+            died.cancel()
+        if joined in done:
+            joined.result()
+            return
+        why = (f"exited with status {self.process.returncode}" if died in done
+               else f"did not start within {START_TIMEOUT:.0f} s")
+        raise ClusterError(f"the local Dask workers {why}; their log: {self.log}")
 
     async def close(self) -> None:
         """Stop the workers, then the scheduler. The workers get SIGTERM: each closes its
