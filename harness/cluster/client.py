@@ -198,13 +198,13 @@ class ClusterPlayer:
         if self._cancelling is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._cancelling, 10)
-        log.info("closing the arenas on the workers of %s", self.where)
+        log.debug("closing the arenas on the workers of %s", self.where)
         if self.client is not None and self.client.status == "running":
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.client.run(close_arena, self.spec.key), 30)
-        log.info("closing the client (and the workers of a local cluster)")
+        log.debug("closing the client (and the workers of a local cluster)")
         await self._close_client()
-        log.info("closed")
+        log.debug("closed")
 
     async def _close_client(self) -> None:
         with contextlib.suppress(Exception):

@@ -136,8 +136,8 @@ class _WorkerArena:
 
     def close(self) -> None:
         """Close the arena at once: a game still running here has nobody left to report
-        to (the client is done with it, or the worker stops), so it is interrupted
-        rather than given the arena's grace period."""
+        to (the client is done with it, or the worker stops), so it is dropped rather
+        than given the arena's grace period."""
         try:
             self._call(self._close())
         finally:
@@ -146,7 +146,7 @@ class _WorkerArena:
 
 
     async def _close(self) -> None:
-        self.arena.stop_games.set()
+        self.arena.drop_games()
         await self.arena.close()
 
 
