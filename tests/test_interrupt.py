@@ -5,8 +5,8 @@ usual status, print no traceback and only a few lines on stderr, one of which sa
 what was kept (matching the store), and the same command must then resume: the stored
 games grow, none is lost or stored twice.
 
-The target is 5 s on a quiet machine (measured figures in docs/cluster.md); the tests
-allow ``STOP_S`` because the suite shares two cores with other work, and what they must
+The target is 5 s (``bench/interrupt.py`` measures it; figures in bench/README.md); the
+tests allow ``STOP_S`` because the suite shares two cores with other work, and what they must
 catch is a command that hangs until a second Ctrl-C, as a run on a local cluster did.
 """
 
