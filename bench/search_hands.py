@@ -28,8 +28,6 @@ from harness.rules.observation import observe
 from sample_bots.heuristic_bot import HeuristicBot
 from sample_bots.search_bot import DEFAULT_ROLLOUTS_PER_MS, SearchBot
 
-NO_DEADLINE_MS = 2.0**30  # about 12 days: a power of two keeps the budget exact
-
 
 def pair_value(config: RulesConfig, deal: int, search: SearchBot,
                heuristic: HeuristicBot) -> int:
@@ -57,9 +55,9 @@ def main() -> None:
     ap.add_argument("--first", type=int, default=1000, help="index of the first deal")
     args = ap.parse_args()
     config = RulesConfig()
-    # The same number of rollouts as --ms would give, without the wall-clock deadline.
-    search = SearchBot(NO_DEADLINE_MS, 1, DEFAULT_ROLLOUTS_PER_MS * args.ms / NO_DEADLINE_MS,
-                       args.bids == "search", args.play_worlds == "bids")
+    # The budget of --ms, without the wall-clock safety net.
+    search = SearchBot(args.ms, 1, DEFAULT_ROLLOUTS_PER_MS, args.bids == "search",
+                       args.play_worlds == "bids", deadline_ms=0)
     heuristic = HeuristicBot()
     for bot in (search, heuristic):
         bot.on_game_start(config, 0, [])

@@ -489,6 +489,12 @@ class ResultsStore:
                 )
             }
 
+    def count_games(self, tournament_id: str) -> int:
+        """How many games of the tournament are stored (0 if it is unknown)."""
+        with self._reading() as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM games WHERE tournament_id = ?",
+                                    (tournament_id,)).fetchone()[0])
+
     def count_keys(self, tournament_id: str, prefixes: Iterable[str]) -> dict[str, int]:
         """How many of the tournament's stored game keys start with each prefix (a range
         scan of the key index each, not a read of every key)."""

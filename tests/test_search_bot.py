@@ -17,7 +17,7 @@ from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.rules import Action, Form, Game, Hand, Observation, Phase, RulesConfig
 from harness.rules import actions as A
-from harness.search.bidding import playout, search_bid
+from harness.search.bidding import PLAYOUT_COST, playout, search_bid
 from harness.search.inference import BidFilter, observe_any
 from harness.search.pimc import Budget, search_play
 from harness.search.worlds import WorldRejected, WorldSampler, sample_world
@@ -82,7 +82,7 @@ def test_a_passed_deadline_still_searches_one_world() -> None:
         game.apply(rng.choice(game.legal_actions()))
     obs = game.observation(game.current)  # type: ignore[arg-type]
     result = search_play(obs, config, random.Random(0), Budget(rollouts=10**6, deadline=0.0))
-    assert result.worlds == 1
+    assert result.worlds == 1 and result.cut
 
 
 def test_search_refuses_a_decision_that_is_not_a_card_play() -> None:
@@ -129,8 +129,8 @@ def test_bid_search_values_every_legal_bid_within_the_budget() -> None:
     config = RulesConfig()
     game = Game(config, 4)
     obs = game.observation(game.current)  # type: ignore[arg-type]
-    result = search_bid(obs, config, random.Random(0), Budget(rollouts=40),
-                        heuristic_policy(config))
+    result = search_bid(obs, config, random.Random(0), Budget(rollouts=40 * PLAYOUT_COST),
+                        heuristic_policy(config), infer=False)
     assert set(result.values) == set(obs.legal_actions) == {A.PASS, A.ORDER_UP}
     assert result.worlds == 20
     assert result.values[result.action] == max(result.values.values())

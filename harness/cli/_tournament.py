@@ -8,13 +8,14 @@ import argparse
 import asyncio
 import json
 import shlex
-import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from harness.cli.common import (
     check_listen,
+    games,
+    on_signals,
     port_number,
     split_assignment,
     writable_folder,
@@ -122,13 +123,17 @@ def check_stored(config: TournamentConfig, fresh: bool) -> None:
 
 def run_tournament(config: TournamentConfig, *, quiet: bool = False,
                    host: str = "127.0.0.1", port: int = 0,
-                   address_file: Path | None = None, in_process: bool = False) -> RunState:
-    """Run to completion with a progress line on stderr; Ctrl-C / SIGTERM stop cleanly
-    (finished games are kept; running ones are played again on resume). ``in_process``
-    plays the bots in this process, without the referee (see docs/research.md)."""
+                   address_file: Path | None = None,
+                   in_process: bool = False) -> tuple[RunState, int | None]:
+    """Run to completion with a progress line on stderr. Ctrl-C or SIGTERM stops at once:
+    finished games are kept, the games in progress are played again on resume, and one
+    line says so. Returns the state and the signal that stopped the run, if one did.
+    ``in_process`` plays the bots in this process, without the referee (see
+    docs/research.md)."""
     check_listen(host, port)
     writable_folder(config.output, "output")
     progress = Progress(config.make_format().total(), enabled=not quiet)
+    caught: list[int] = []
 
     def report(state: RunState) -> None:
         progress.show(state)
@@ -139,27 +144,17 @@ def run_tournament(config: TournamentConfig, *, quiet: bool = False,
             write_address_file(address_file, address)
 
     async def main() -> RunState:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-
-        def first_signal() -> None:
-            # The first Ctrl-C lets running games finish (they are stored); the second
-            # stops at once (running games are played again on resume).
-            stop.set()
-            loop.remove_signal_handler(signal.SIGINT)
-            print("\nstopping: finishing the games in progress (Ctrl-C again to stop now)",
-                  file=sys.stderr)
-
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, first_signal)
-        runner = TournamentRunner(config, on_progress=report, stop=stop, host=host, port=port,
+        runner = TournamentRunner(config, on_progress=report, host=host, port=port,
                                   on_listen=listening, in_process=in_process,
                                   on_notice=progress.note)
-        try:
-            return await runner.run()
-        finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(sig)
+        task = asyncio.ensure_future(runner.run())
+        with on_signals(lambda signum: _interrupt(runner, task, caught, signum)):
+            try:
+                return await task
+            except asyncio.CancelledError:
+                if not caught:
+                    raise
+                return runner.state
 
     print(f"tournament {config.id!r}: {config.format}, {config.rules.form.value}, "
           f"deck {config.rules.deck.value}, bots {', '.join(b.name for b in config.bots)}; "
@@ -169,9 +164,27 @@ def run_tournament(config: TournamentConfig, *, quiet: bool = False,
         state = asyncio.run(main())
     finally:  # the line ends before any error is printed
         progress.close()
-    if not state.finished:
+    if caught:
+        path = store_path(config.output)
+        with ResultsStore(path) as store:
+            kept = store.count_games(config.id)
+        print(f"interrupted: {games(kept)} of {config.id!r} stored in {path}; run the same "
+              f"command to resume", file=sys.stderr)
+    elif not state.finished:
         print("stopped before the end: run the same command again to resume", file=sys.stderr)
-    return state
+    return state, caught[0] if caught else None
+
+
+def _interrupt(runner: TournamentRunner, task: asyncio.Future[RunState], caught: list[int],
+               signum: int) -> None:
+    """The first signal interrupts the run's games; one that comes while the run is still
+    starting (or a second one) cancels the run outright."""
+    if not caught:
+        caught.append(signum)
+        runner.interrupt()
+        if runner.playing:
+            return
+    task.cancel()
 
 
 def _cluster_note(config: TournamentConfig) -> str:
@@ -185,10 +198,12 @@ def _cluster_note(config: TournamentConfig) -> str:
 def play(config: TournamentConfig, args: argparse.Namespace) -> int:
     """Check the store, run the tournament, print its report; 0 if it finished."""
     check_stored(config, args.fresh)
-    state = run_tournament(config, quiet=args.quiet, host=args.host, port=args.port,
-                           address_file=args.address_file,
-                           in_process=getattr(args, "in_process", False))
+    state, signum = run_tournament(config, quiet=args.quiet, host=args.host, port=args.port,
+                                   address_file=args.address_file,
+                                   in_process=getattr(args, "in_process", False))
     print(tournament_report(config, markdown=args.markdown, brief=not args.markdown))
+    if signum is not None:
+        return 128 + signum
     if not args.markdown:
         print(where_next(config, args))
     return 0 if state.finished else 1

@@ -1,16 +1,21 @@
 """What several commands share: the one KEY=VALUE parser (``--set``, ``--rule``, ``--bot``),
-flag types, the listening-address check, and clean one-line errors."""
+flag types, the listening-address check, clean one-line errors, and how a command
+catches Ctrl-C and SIGTERM."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import errno
 import getpass
 import json
 import os
 import resource
+import signal
 import socket
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from harness import logfold
@@ -167,3 +172,26 @@ def operator_token(args: argparse.Namespace, tls: ServerTLS | None) -> str | Non
                   "cross the network in clear (give --tls-cert and --tls-key)",
                   file=sys.stderr)
     return token
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def on_signals(handler: Callable[[int], None]) -> Iterator[None]:
+    """Within the running event loop, call ``handler(signum)`` on each SIGINT (Ctrl-C)
+    or SIGTERM instead of raising KeyboardInterrupt or ending the process; the default
+    handling is back afterwards."""
+    loop = asyncio.get_running_loop()
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, handler, sig)
+    try:
+        yield
+    finally:
+        for sig in STOP_SIGNALS:
+            loop.remove_signal_handler(sig)
+
+
+def games(n: int) -> str:
+    """``1 game``, ``2 games``."""
+    return f"{n} game{'' if n == 1 else 's'}"

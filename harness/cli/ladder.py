@@ -32,7 +32,6 @@ import argparse
 import asyncio
 import dataclasses
 import re
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -44,7 +43,9 @@ from harness.cli.common import (
     add_tls_flags,
     check_listen,
     default_owner,
+    games,
     long_running,
+    on_signals,
     operator_token,
 )
 from harness.errors import ConfigError
@@ -201,9 +202,6 @@ def _run(settings: LadderSettings, http: tuple[str, int] | None) -> int:
 
     async def main() -> None:
         stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
 
         def listening(address: str) -> None:
             cluster = runtime.cluster
@@ -213,18 +211,18 @@ def _run(settings: LadderSettings, http: tuple[str, int] | None) -> int:
 
         runtime = LadderRuntime(settings, stop=stop, on_listen=listening)
         live = None if http is None else LadderLiveServer(runtime, *http)
-        try:
-            if live is not None:
-                print(f"live page on {await live.start()}", file=sys.stderr, flush=True)
-            await runtime.run()
-            print("ladder stopped; run the same command to go on", file=sys.stderr,
-                  flush=True)
-        finally:
-            if live is not None:
-                await live.stop()
-            runtime.close()
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(sig)
+        with on_signals(lambda signum: stop.set()):
+            try:
+                if live is not None:
+                    print(f"live page on {await live.start()}", file=sys.stderr, flush=True)
+                await runtime.run()
+                kept = runtime.results.count_games(settings.ladder_id)
+                print(f"ladder stopped: {games(kept)} stored in {settings.store}; run the "
+                      f"same command to go on", file=sys.stderr, flush=True)
+            finally:
+                if live is not None:
+                    await live.stop()
+                runtime.close()
 
     asyncio.run(main())
     return 0

@@ -18,7 +18,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.cli.common import check_listen, port_number, split_assignment, writable_folder
+from harness.cli.common import (
+    check_listen,
+    on_signals,
+    port_number,
+    split_assignment,
+    writable_folder,
+)
 from harness.errors import ConfigError, HarnessError, UnknownKeysError
 from harness.referee.arena import Arena
 from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, Termination, TimeControl
@@ -155,10 +161,21 @@ def cmd_match(args: argparse.Namespace) -> int:
     check_listen(args.host, args.port)
     writable_folder(Path(args.log_dir), "--log-dir")
     writable_folder(Path(args.store).parent, "--store")
-    return asyncio.run(_match(args))
+    played: list[GameResult] = []
+    caught: list[int] = []
+    code = asyncio.run(_match(args, played, caught))
+    if caught:
+        print(f"interrupted: {len(played)} of {args.games} games played and stored in "
+              f"{args.store}, each printed above (the game in progress has no result)",
+              file=sys.stderr)
+        return 128 + caught[0]
+    return code
 
 
-async def _match(args: argparse.Namespace) -> int:
+async def _match(args: argparse.Namespace, played: list[GameResult], caught: list[int]) -> int:
+    """Play the match, storing each result and appending it to ``played``. SIGINT or
+    SIGTERM (noted in ``caught``) ends the game in progress without a result and stops
+    the match."""
     rules = parse_rules(args.form, args.deck, args.target, args.rule)
     entrants = boxed([parse_bot(b) for b in args.bot], args.box)
     names = [e.name for e in entrants]
@@ -177,9 +194,11 @@ async def _match(args: argparse.Namespace) -> int:
         try:
             await _play(args, rules, entrants, tc, policy, log_dir, wins, streaks,
                         lambda key, seats, seed, result: store.record_game(
-                            _row(match_id, key, seats, seed, rules, result)))
+                            _row(match_id, key, seats, seed, rules, result)), played, caught)
         finally:
-            store.set_status(match_id, "finished")
+            store.set_status(match_id, "interrupted" if caught else "finished")
+    if caught:
+        return 0
     if not args.json:
         print("wins: " + ", ".join(f"{n} {w}" for n, w in wins.items()))
         print(f"replay a game: euchre-harness replay {match_id}/g1 --store {store_path}")
@@ -206,28 +225,37 @@ def _row(match_id: str, key: str, seats: Sequence[str], seed: int, rules: RulesC
 async def _play(args: argparse.Namespace, rules: RulesConfig, entrants: list[Entrant],
                 tc: TimeControl, policy: FaultPolicy, log_dir: Path, wins: dict[str, int],
                 streaks: dict[str, int],
-                record: Callable[[str, Sequence[str], int, GameResult], object]) -> None:
+                record: Callable[[str, Sequence[str], int, GameResult], object],
+                played: list[GameResult], caught: list[int]) -> None:
     names = [e.name for e in entrants]
     async with Arena(log_dir=log_dir, host=args.host, port=args.port) as arena:
+
+        def interrupt(signum: int) -> None:
+            caught.append(signum)
+            arena.stop_games.set()
+
         for e in entrants:
             arena.add(e, max(1, match_seats(rules.form, names, 0).count(e.name)), rules)
         print(f"referee on {arena.server.address}; {args.games} game(s) of {rules.form.value}, "
               f"deck {rules.deck.value}, target {rules.target}, tc {tc}, policy {policy}",
               file=sys.stderr)
-        for i in range(args.games):
-            seats = match_seats(rules.form, names, i)
-            seed = match_seed(args.seed, i, rules.form, len(names))
-            result = await arena.play(f"match-{args.seed}-{i + 1}", rules, seed, seats,
-                                      time_control=tc, policy=policy)
-            if result.termination is not Termination.INTERRUPTED:  # stopped: no result
+        with on_signals(interrupt):
+            for i in range(args.games):
+                seats = match_seats(rules.form, names, i)
+                seed = match_seed(args.seed, i, rules.form, len(names))
+                result = await arena.play(f"match-{args.seed}-{i + 1}", rules, seed, seats,
+                                          time_control=tc, policy=policy)
+                if caught or result.termination is Termination.INTERRUPTED:
+                    return  # the game in progress has no result
                 record(f"g{i + 1}", seats, seed, result)
-            for name in {seats[s] for s, place in enumerate(result.places) if place == 1}:
-                wins[name] += 1
-            if args.json:
-                print(json.dumps(result.record, separators=(",", ":")))
-            else:
-                print(describe(result, i), flush=True)
-            _check_startup(result, streaks, args.max_startup_failures)
+                played.append(result)
+                for name in {seats[s] for s, place in enumerate(result.places) if place == 1}:
+                    wins[name] += 1
+                if args.json:
+                    print(json.dumps(result.record, separators=(",", ":")))
+                else:
+                    print(describe(result, i), flush=True)
+                _check_startup(result, streaks, args.max_startup_failures)
 
 
 def _check_startup(result: GameResult, streaks: dict[str, int], limit: int) -> None:

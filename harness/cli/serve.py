@@ -4,22 +4,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.cli.common import (
     add_http_flags,
     add_tls_flags,
     check_listen,
+    games,
     long_running,
+    on_signals,
     operator_token,
     port_number,
     writable_folder,
 )
 from harness.protocol.tls import ServerTLS, server_tls
 from harness.referee.arena import Arena
+
+if TYPE_CHECKING:
+    from harness.tournament.service import TournamentService
 
 
 def register(sub: Any) -> None:
@@ -42,8 +46,9 @@ def register(sub: Any) -> None:
                         "machine only. Also EUCHRE_OPERATOR_TOKEN")
     add_http_flags(s, "tournaments, standings, recent games and their replays")
     add_tls_flags(s)
-    s.add_argument("--grace", type=float, default=5.0,
-                   help="seconds running games get to finish on shutdown (default 5)")
+    s.add_argument("--grace", type=float, default=2.0,
+                   help="seconds running games get to finish on shutdown (default 2, so "
+                        "that a Ctrl-C stops the referee within a few seconds)")
     s.set_defaults(handler=cmd_serve)
 
 
@@ -75,21 +80,29 @@ async def _serve(args: argparse.Namespace, tls: ServerTLS | None) -> int:
     live = (LiveServer(service, args.http_host, args.http_port)
             if args.http_port is not None else None)
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    try:
-        if live is not None:
-            print(f"live page on {await live.start()}", file=sys.stderr)
-        print(f"tournaments go to {Path(args.output) / '<id>'}/ (results.sqlite, report.md, "
-              f"summary.json, games.jsonl, logs/)", file=sys.stderr)
-        secure = " with TLS" if tls is not None else ""
-        print(f"referee listening on {arena.server.address}{secure} (Ctrl-C to stop)",
-              file=sys.stderr, flush=True)
-        await stop.wait()
-        print("shutting down", file=sys.stderr)
-    finally:
-        await arena.close()
-        if live is not None:
-            await live.stop()
+    with on_signals(lambda signum: stop.set()):
+        try:
+            if live is not None:
+                print(f"live page on {await live.start()}", file=sys.stderr)
+            print(f"tournaments go to {Path(args.output) / '<id>'}/ (results.sqlite, "
+                  f"report.md, summary.json, games.jsonl, logs/)", file=sys.stderr)
+            secure = " with TLS" if tls is not None else ""
+            print(f"referee listening on {arena.server.address}{secure} (Ctrl-C to stop)",
+                  file=sys.stderr, flush=True)
+            await stop.wait()
+            running = service.running()
+        finally:
+            await arena.close()
+            if live is not None:
+                await live.stop()
+    print(stopped_line(service, running, Path(args.output)), file=sys.stderr)
     return 0
+
+
+def stopped_line(service: TournamentService, running: list[str], output: Path) -> str:
+    """What a stopped referee kept: the games of each tournament it interrupted."""
+    if not running:
+        return "referee stopped; no tournament was running"
+    kept = ", ".join(f"{tid!r} with {games(service.stored_games(tid))}" for tid in running)
+    return (f"referee stopped: interrupted {kept} stored under {output}/; `euchre-harness "
+            f"ctl resume ID` on a running referee continues one")

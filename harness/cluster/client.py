@@ -1,7 +1,9 @@
 """The client side of a cluster run: hand games to Dask workers and wait for their results.
 
 :class:`ClusterPlayer` connects to a scheduler (``tcp://HOST:8786``) or starts a
-LocalCluster of worker processes on this machine, registers :class:`ArenaPlugin` on the
+cluster of worker processes on this machine (:class:`~harness.cluster.local.
+LocalWorkers`: out of the terminal's process group, so that Ctrl-C reaches only this
+process), registers :class:`ArenaPlugin` on the
 workers, and turns each game into one Dask task (:func:`~harness.cluster.worker.
 play_game`). It never touches the results store: the caller stores what it returns, so
 the store keeps one writer.
@@ -22,9 +24,11 @@ import asyncio
 import contextlib
 import logging
 import secrets
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from harness.cluster.local import LocalWorkers
 from harness.cluster.worker import (
     ArenaSpec,
     GameOrder,
@@ -37,8 +41,13 @@ from harness.referee.outcome import GameResult
 
 __all__ = ["ClusterPlayer", "Placed", "where"]
 
+log = logging.getLogger("euchre.cluster")
+
 CONNECT_TIMEOUT = 30.0
 """Seconds to wait for the scheduler, and for its first worker."""
+
+WORKERS_LOG = "dask-workers.log"
+"""Where, in the run's log folder, the workers of a local cluster write their output."""
 
 Placed = tuple[GameResult, str]
 """A result and the worker that played it (a start-up failure's detail quotes the end
@@ -102,13 +111,19 @@ class ClusterPlayer:
                 self.client = await distributed.Client(self.scheduler, asynchronous=True,
                                                        timeout=CONNECT_TIMEOUT)
             else:
-                self.cluster = await distributed.LocalCluster(
-                    n_workers=self.workers, threads_per_worker=1, processes=True,
-                    dashboard_address=None, asynchronous=True)
-                self.client = await distributed.Client(self.cluster, asynchronous=True)
+                self.cluster = LocalWorkers(self.workers,
+                                            Path(self.spec.log_dir) / WORKERS_LOG)
+                address = await self.cluster.start()
+                self.client = await distributed.Client(address, asynchronous=True,
+                                                       timeout=CONNECT_TIMEOUT)
             from harness.cluster.plugin import ArenaPlugin
             await self.client.register_plugin(ArenaPlugin(), name=ArenaPlugin.name)
-            await self.client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
+            # A local cluster is whole before the first game (its size is the run's
+            # number of games at once); of a remote one, one worker is enough to begin.
+            if self.cluster is not None:
+                await self.cluster.until_up(self.client)
+            else:
+                await self.client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
         except (OSError, TimeoutError) as e:
             await self._close_client()
             raise ClusterError(f"cannot use the Dask cluster at {self.where}: {e}") from None
@@ -182,10 +197,13 @@ class ClusterPlayer:
         if self._cancelling is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._cancelling, 10)
+        log.debug("closing the arenas on the workers of %s", self.where)
         if self.client is not None and self.client.status == "running":
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.client.run(close_arena, self.spec.key), 30)
+        log.debug("closing the client (and the workers of a local cluster)")
         await self._close_client()
+        log.debug("closed")
 
     async def _close_client(self) -> None:
         with contextlib.suppress(Exception):

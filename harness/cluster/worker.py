@@ -131,11 +131,19 @@ class _WorkerArena:
         return result
 
     def close(self) -> None:
+        """Close the arena at once: a game still running here has nobody left to report
+        to (the client is done with it, or the worker stops), so it is dropped rather
+        than given the arena's grace period."""
         try:
-            self._call(self.arena.close())
+            self._call(self._close())
         finally:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(timeout=10)
+
+
+    async def _close(self) -> None:
+        self.arena.drop_games()
+        await self.arena.close()
 
 
 def _safe(name: str) -> str:

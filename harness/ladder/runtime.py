@@ -434,13 +434,30 @@ class LadderRuntime:
         servicer = LadderServicer(self, arena.server)
         arena.server.add_service(lp.SERVICE_NAME,
                                  lambda server: lp.add_to_server(servicer, server))
-        if self.cluster is not None:
-            await self.cluster.open()  # ClusterError: the ladder does not start
+        if self.cluster is not None and not await self._open_cluster(self.cluster):
+            return  # stopped while the cluster was starting
         try:
             await self._serve(arena)
         finally:
             if self.cluster is not None:
                 await self.cluster.close()  # also when the referee could not start
+
+    async def _open_cluster(self, cluster: HouseCluster) -> bool:
+        """Open the cluster (ClusterError: the ladder does not start), unless ``stop`` is
+        set first (a local cluster can take seconds to start): then False."""
+        opening = asyncio.ensure_future(cluster.open())
+        stopper = asyncio.ensure_future(self.stop.wait())
+        try:
+            await asyncio.wait((opening, stopper), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopper.cancel()
+            if not opening.done():
+                opening.cancel()  # the cluster closes what it started
+                await asyncio.gather(opening, return_exceptions=True)
+        if opening.cancelled():
+            return False
+        opening.result()  # ClusterError: the ladder does not start
+        return True
 
     async def _serve(self, arena: Arena) -> None:
         s = self.settings

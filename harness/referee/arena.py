@@ -67,6 +67,13 @@ class Arena:
         finally:
             await self.pool.close()
 
+    def drop_games(self) -> None:
+        """End every game in progress at once, without a result, even one still waiting
+        for its bots to start: for an arena whose results nobody waits for any more."""
+        self.stop_games.set()
+        for task in self._running:
+            task.cancel()
+
     async def _interrupt_running(self) -> None:
         """Shutdown: let running games finish within the grace period, then interrupt
         them (they end with an INTERRUPTED result at their next decision)."""

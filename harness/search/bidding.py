@@ -9,24 +9,31 @@ the observer's side wins.
 
 With ``infer=True`` worlds are kept only if, dealt that way, the policy would have made
 every bid the other seats made (:class:`~harness.search.inference.BidFilter`).
+
+Costs against the :class:`~harness.search.pimc.Budget`, in play-phase rollouts (measured
+on the four-handed game; see ``bench/README.md``): a play-out from here replays the
+bidding on the engine first, ``PLAYOUT_COST``; every world tried, refused or not, costs
+``CHECK_COST`` for drawing it and replaying the bidding through the filter.
 """
 
 from __future__ import annotations
 
 import random
-import time
 
 from harness.rules import Action, Observation, Phase, RulesConfig
 from harness.search.inference import BidFilter, Policy, observe_any
-from harness.search.pimc import Budget, SearchResult, best_of
+from harness.search.pimc import Budget, Meter, SearchResult
 from harness.search.rollout import PlayRollout
 from harness.search.worlds import World, WorldSampler
+
+PLAYOUT_COST = 5  # one (world, action) play-out, bidding replayed on the engine
+CHECK_COST = 3  # drawing one world and checking it against the bidding
 
 
 def search_bid(obs: Observation, config: RulesConfig, rng: random.Random, budget: Budget,
                policy: Policy, infer: bool = True) -> SearchResult:
-    """Determinized search over a decision before play (see the module docstring).
-    ``budget.rollouts`` counts (world, action) play-outs."""
+    """Determinized search over a decision before play (see the module docstring and
+    its costs)."""
     legal = list(obs.legal_actions)
     if obs.phase in (Phase.PLAY, Phase.HAND_OVER) or not legal:
         raise ValueError(f"search_bid needs a decision before play by the observing seat; "
@@ -35,17 +42,20 @@ def search_bid(obs: Observation, config: RulesConfig, rng: random.Random, budget
     totals = [0.0] * len(legal)
     worlds = 0
     keep = BidFilter(obs.seat, policy) if infer else None
-    clock = time.perf_counter
-    while (worlds + 1) * len(legal) <= budget.rollouts or worlds == 0:
+    meter = Meter(budget)
+    check = CHECK_COST if keep is not None else 0
+    search = PLAYOUT_COST * len(legal)
+    while meter.more(check + search, worlds):
         world = sampler.sample(rng)
+        meter.tried += 1
+        meter.spent += check
         if keep is not None and not keep.accept(world):
             continue
         for i, action in enumerate(legal):
             totals[i] += playout(world, action, policy)
         worlds += 1
-        if budget.deadline is not None and clock() > budget.deadline:
-            break
-    return best_of(legal, totals, worlds)
+        meter.spent += search
+    return meter.result(legal, totals, worlds)
 
 
 def playout(world: World, action: Action, policy: Policy) -> float:

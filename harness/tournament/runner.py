@@ -157,6 +157,19 @@ class TournamentRunner:
         self.startup_timeout = startup_timeout
         self._failure: str | None = None  # why the run stopped itself
         self._lost: ClusterError | None = None  # the cluster was lost
+        self._player: GamePlayer | None = None  # while the games are being played
+
+    @property
+    def playing(self) -> bool:
+        """Whether the run has its arena or cluster and is playing games."""
+        return self._player is not None
+
+    def interrupt(self) -> None:
+        """Stop now (Ctrl-C): no game starts, and the games in progress end without a
+        result (not stored: played again on resume). ``stop`` alone lets them finish."""
+        self.stop.set()
+        if self._player is not None:
+            self._player.stop()
 
     @property
     def output(self) -> Path:
@@ -241,6 +254,15 @@ class TournamentRunner:
     async def _play_all(self, player: GamePlayer, store: ResultsStore, fmt: TournamentFormat,
                         finished: dict[str, GameRow], at_once: int) -> None:
         """Play the games still to play, ``at_once`` at a time, storing each result."""
+        self._player = player
+        try:
+            await self._play_with(player, store, fmt, finished, at_once)
+        finally:
+            self._player = None
+
+    async def _play_with(self, player: GamePlayer, store: ResultsStore,
+                         fmt: TournamentFormat, finished: dict[str, GameRow],
+                         at_once: int) -> None:
         cfg = self.config
         state = self.state
         changed = asyncio.Condition()

@@ -191,6 +191,18 @@ class TournamentService:
     def known(self, tournament_id: str) -> bool:
         return self._known(tournament_id)
 
+    def running(self) -> list[str]:
+        """The tournaments running (or about to) in this process."""
+        return [tid for tid, e in self._entries.items() if e.status in _ACTIVE]
+
+    def stored_games(self, tournament_id: str) -> int:
+        """How many of a tournament's games are stored."""
+        path = store_path(self.folder(tournament_id))
+        if not path.exists():
+            return 0
+        with ResultsStore(path) as store:
+            return store.count_games(tournament_id)
+
     def public_progress(self, tournament_id: str) -> dict[str, Any]:
         """Progress and standings as plain data, for pages anyone may read: ``detail`` is
         only the format's own progress line (error texts, which can quote a bot's command
