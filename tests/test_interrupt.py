@@ -187,7 +187,7 @@ def test_serve_stops_at_once_and_its_tournament_resumes(tmp_path: Path) -> None:
     runs: list[list[str]] = []
     for name in ("first", "second"):
         server = Command(tmp_path, name, "serve", "--port", "0", "--output", str(out),
-                         "--log-dir", str(tmp_path / "logs"), "--store", str(tmp_path / "m.sqlite"))
+                         "--log-dir", str(tmp_path / "logs"))
         seen = len(runs[-1]) if runs else 0
         try:
             wait_for(lambda: "listening on " in server.stderr,  # noqa: B023 - used at once
