@@ -25,15 +25,16 @@ them as ``self.rules``::
 dials (with TLS when given the CA certificate that signed the referee's certificate:
 ``--tls-ca FILE`` or ``EUCHRE_TLS_CA``), completes the handshake and plays until the
 referee closes the stream or says it shuts down (status 0). It reconnects (with backoff,
-for up to 30 s without a Welcome) when the connection drops, when the referee's
+for up to 30 s without a Welcome: ``--give-up-after SECONDS`` or
+``EUCHRE_GIVE_UP_AFTER``) when the connection drops, when the referee's
 ``Shutdown`` says it is restarting (a standing ladder), and when a handshake is refused
 with ``SHUTTING_DOWN``; it exits with status 2 when the referee refuses the handshake
 for any other reason, and with status 1 when it gives up reconnecting. SIGINT (Ctrl-C)
 and SIGTERM end it quietly: the stream is closed, and it exits with status 130 or 143
-(128 + the signal's number). It takes only ``--address``, ``--token``, ``--name``
-and ``--tls-ca`` from the command line and leaves every other argument alone, so a bot
-may have flags of its own (parse them with ``parse_known_args``, or pass ``run`` an
-explicit ``argv``).
+(128 + the signal's number). It takes only ``--address``, ``--token``, ``--name``,
+``--tls-ca`` and ``--give-up-after`` from the command line and leaves every other
+argument alone, so a bot may have flags of its own (parse them with
+``parse_known_args``, or pass ``run`` an explicit ``argv``).
 
 What a decision shows, in three cases that surprise authors:
 
@@ -216,8 +217,13 @@ class MessageHandler:
         return None
 
 
+GIVE_UP_ENV = "EUCHRE_GIVE_UP_AFTER"
+"""The environment variable for ``--give-up-after`` (seconds), read by every sample bot."""
+DEFAULT_GIVE_UP_S = 30.0
+
+
 async def run_async(bot: Bot, address: str, token: str, *, reconnect: bool = True,
-                    give_up_after: float = 30.0, tls_ca: Path | None = None) -> int:
+                    give_up_after: float = DEFAULT_GIVE_UP_S, tls_ca: Path | None = None) -> int:
     """Play sessions until the referee ends one normally (0), refuses us (2), or cannot
     be reached for ``give_up_after`` seconds (1). A dropped connection, a referee that
     says it is restarting and a ``SHUTTING_DOWN`` refusal are retried with exponential
@@ -276,9 +282,20 @@ def run(bot: Bot, argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--tls-ca", default=None, metavar="FILE",
                     help="dial with TLS, trusting this CA certificate (PEM) (default: "
                          f"${TLS_CA_ENV}; unset or empty: plaintext)")
+    ap.add_argument("--give-up-after", metavar="SECONDS",
+                    default=os.environ.get(GIVE_UP_ENV) or DEFAULT_GIVE_UP_S,
+                    help="how long to keep reconnecting to a referee that cannot be reached "
+                         f"(default: ${GIVE_UP_ENV}, else {DEFAULT_GIVE_UP_S:g})")
     args, _ = ap.parse_known_args(argv)
     if not args.address:
         ap.error("no referee address: pass --address or set EUCHRE_REFEREE_ADDRESS")
+    try:
+        give_up = float(args.give_up_after)
+    except ValueError:
+        ap.error(f"--give-up-after (or ${GIVE_UP_ENV}) takes a number of seconds; got "
+                 f"{args.give_up_after!r}")
+    if not give_up > 0:
+        ap.error(f"--give-up-after (or ${GIVE_UP_ENV}) must be more than 0; got {give_up:g}")
     if args.name:
         bot.name = args.name
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
@@ -286,6 +303,7 @@ def run(bot: Bot, argv: Sequence[str] | None = None) -> None:
     if tls_ca is not None and not tls_ca.is_file():
         ap.error(f"no CA file {tls_ca} (--tls-ca or {TLS_CA_ENV})")
     sys.exit(asyncio.run(_until_signalled(run_async(bot, args.address, args.token,
+                                                     give_up_after=give_up,
                                                      tls_ca=tls_ca))))
 
 

@@ -15,15 +15,18 @@ from pathlib import Path
 from serve_support import REPO, Ladder, Started, end, wait_for
 from test_node_bot import NODE_BOT, require_node
 
+# The bots wait for the restarted ladder as long as it takes to start on a busy machine.
+PATIENT = ("--give-up-after", "600")
+
 
 def _python_bot(folder: Path, address: str, token: str, name: str) -> Started:
     return Started([sys.executable, "-m", "sample_bots.random_bot", "--address", address,
-                    "--token", token], folder, name, env={"PYTHONPATH": str(REPO)})
+                    "--token", token, *PATIENT], folder, name, env={"PYTHONPATH": str(REPO)})
 
 
 def _node_bot(folder: Path, address: str, token: str, name: str) -> Started:
-    return Started([require_node(), str(NODE_BOT), "--address", address, "--token", token],
-                   folder, name)
+    return Started([require_node(), str(NODE_BOT), "--address", address, "--token", token,
+                    *PATIENT], folder, name)
 
 
 def _still_running(bots: list[Started]) -> None:

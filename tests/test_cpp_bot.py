@@ -260,9 +260,10 @@ async def play_over_tls(exe: Path, folder: Path) -> tuple[GameResult, list[tuple
         bots = [await start_bot(exe, *where, "--token", "cpp-tls-token",
                                 env=bot_env(EUCHRE_TLS_CA=str(ca))),
                 # Their token is wrong too: were they let in, they would exit 2, refused.
-                await start_bot(exe, *where, "--token", "nope", env=bot_env()),
+                await start_bot(exe, *where, "--token", "nope", env=bot_env(
+                    EUCHRE_GIVE_UP_AFTER="2")),
                 await start_bot(exe, *where, "--token", "nope", "--tls-ca", str(other_ca),
-                                env=bot_env())]
+                                "--give-up-after", "2", env=bot_env())]
         ended = asyncio.gather(*(exit_and_stderr(bot) for bot in bots))  # drains stderr
         config = RulesConfig(form=Form.TWO_HANDED, deck=DeckKind.D24, target=5)
         result = await arena.play("cpp-tls", config, seed=8, seats=["cpp", "heuristic"])
@@ -278,7 +279,8 @@ def test_cpp_bot_plays_over_tls_with_the_ca_and_fails_cleanly_without_it(
     assert {seat for hand in result.record["hands"] for seat, _ in hand["actions"]} == {0, 1}
     assert secure == 0, secure_err
     # Without the CA, or trusting another one, the TLS handshake never succeeds: the bot
-    # retries for about 30 s, then gives up with exit status 1 and says why.
+    # retries for --give-up-after (or EUCHRE_GIVE_UP_AFTER) seconds, 2 here, then gives up
+    # with exit status 1 and says why.
     assert plain == 1, plain_err
     assert "cpp-random: connection failed" in plain_err
     assert "if the referee serves TLS, pass --tls-ca or set EUCHRE_TLS_CA" in plain_err
@@ -306,8 +308,9 @@ def test_cpp_bot_rejects_a_ca_file_it_cannot_read(cpp_bot: Path, tmp_path: Path)
 def started_cpp_bots(exe: Path, folder: Path, address: str, token: str,
                      count: int = 2) -> list[Started]:
     """``count`` C++ bots dialing ``address`` with ``token``, as real processes."""
-    return [Started([str(exe), "--address", address, "--token", token], folder, f"cpp{i}",
-                    env=bot_env()) for i in range(count)]
+    return [Started([str(exe), "--address", address, "--token", token,
+                     "--give-up-after", "600"],  # as long as a restart takes on a busy machine
+                    folder, f"cpp{i}", env=bot_env()) for i in range(count)]
 
 
 def assert_running(bots: list[Started]) -> None:

@@ -129,3 +129,40 @@ def test_the_sdk_dials_a_unix_socket(tmp_path: Path) -> None:
         tmp_path, (sys.executable, "-m", "sample_bots.random_bot")))
     assert result.termination is Termination.NORMAL and result.faults == ()
     assert peers[0].startswith("unix:") and peers[1].startswith("ipv")
+
+
+def _unreachable_address() -> str:
+    """A loopback port that nothing listens on (bound, then closed)."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{s.getsockname()[1]}"
+
+
+@pytest.mark.parametrize("how", ["flag", "environment"])
+def test_a_bot_gives_up_on_an_unreachable_referee_after_the_time_it_is_given(
+        how: str) -> None:
+    """--give-up-after (or EUCHRE_GIVE_UP_AFTER) sets how long the SDK keeps reconnecting:
+    with 1 s the bot exits with status 1 and says why, long before the 30 s default."""
+    import os
+    import subprocess
+    argv = [sys.executable, "-m", "sample_bots.random_bot", "--address",
+            _unreachable_address(), "--token", "t"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EUCHRE_")}
+    if how == "flag":
+        argv += ["--give-up-after", "1"]
+    else:
+        env["EUCHRE_GIVE_UP_AFTER"] = "1"
+    done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=25)  # the 30 s default would not end within this
+    assert done.returncode == 1, done.stderr
+    assert "connection failed" in done.stderr, done.stderr
+
+
+def test_a_bad_give_up_time_is_refused_with_the_flag_named() -> None:
+    import subprocess
+    done = subprocess.run([sys.executable, "-m", "sample_bots.random_bot", "--address",
+                           "127.0.0.1:1", "--give-up-after", "soon"], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "--give-up-after" in done.stderr and "'soon'" in done.stderr

@@ -22,6 +22,7 @@
 //   EUCHRE_BOT_NAME         or --name NAME           the name in Hello.bot_name
 //   EUCHRE_TLS_CA           or --tls-ca FILE         dial with TLS, trusting this CA
 //                                                    certificate (PEM); unset: plaintext
+//   EUCHRE_GIVE_UP_AFTER    or --give-up-after S     keep reconnecting for S seconds (30)
 //   EUCHRE_BOT_SEED                                  a seed, for reproducible play
 //
 // Exit status: 0 when the referee ends the stream, 2 when it refuses the handshake (except
@@ -58,13 +59,15 @@ namespace ev1 = euchre::v1;
 
 constexpr std::uint32_t kProtocolVersion = 1;
 constexpr const char* kBotVersion = "1.0.0";
-constexpr int kGiveUpAfterMs = 30000;  // how long to keep retrying an unreachable referee
+constexpr int kGiveUpAfterMs = 30000;  // default: how long to keep retrying an unreachable referee
 
 struct Options {
   std::string address;
   std::string token;
   std::string name = "cpp-random";
   std::string tls_ca;  // the CA certificate file; empty: plaintext
+  std::string give_up_after;  // seconds of retrying an unreachable referee; empty: default
+  int give_up_ms = kGiveUpAfterMs;
   std::shared_ptr<grpc::ChannelCredentials> credentials;
 };
 
@@ -298,7 +301,7 @@ int Run(const Options& options, std::mt19937_64& random, Stopper& stopper) {
       delay_ms = 100;
       waited_ms = 0;
     }
-    if (waited_ms >= kGiveUpAfterMs) {
+    if (waited_ms >= options.give_up_ms) {
       std::cerr << options.name << ": connection failed: " << result.detail;
       if (options.tls_ca.empty()) {
         std::cerr << " (if the referee serves TLS, pass --tls-ca or set EUCHRE_TLS_CA)";
@@ -323,12 +326,14 @@ bool ParseOptions(int argc, char** argv, Options& options) {
   options.token = FromEnv("EUCHRE_BOT_TOKEN", "");
   options.name = FromEnv("EUCHRE_BOT_NAME", options.name);
   options.tls_ca = FromEnv("EUCHRE_TLS_CA", "");
+  options.give_up_after = FromEnv("EUCHRE_GIVE_UP_AFTER", "");
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     std::string* target = flag == "--address"  ? &options.address
                           : flag == "--token"  ? &options.token
                           : flag == "--name"   ? &options.name
                           : flag == "--tls-ca" ? &options.tls_ca
+                          : flag == "--give-up-after" ? &options.give_up_after
                                                : nullptr;
     if (target == nullptr) {
       std::cerr << "unknown argument: " << flag << "\n";
@@ -339,6 +344,16 @@ bool ParseOptions(int argc, char** argv, Options& options) {
       return false;
     }
     *target = argv[++i];
+  }
+  if (!options.give_up_after.empty()) {
+    char* end = nullptr;
+    double seconds = std::strtod(options.give_up_after.c_str(), &end);
+    if (end == options.give_up_after.c_str() || *end != '\0' || !(seconds > 0)) {
+      std::cerr << "--give-up-after (or EUCHRE_GIVE_UP_AFTER) takes a number of seconds "
+                   "above 0; got " << options.give_up_after << "\n";
+      return false;
+    }
+    options.give_up_ms = static_cast<int>(std::min(seconds * 1000.0, 2.0e9));
   }
   return true;
 }
@@ -385,7 +400,7 @@ int main(int argc, char** argv) {
   Options options;
   if (!ParseOptions(argc, argv, options)) {
     std::cerr << "usage: random_bot [--address HOST:PORT|unix:PATH] [--token TOKEN] [--name NAME] "
-                 "[--tls-ca FILE]\n";
+                 "[--tls-ca FILE] [--give-up-after SECONDS]\n";
     return 2;
   }
   if (options.address.empty()) {

@@ -19,6 +19,7 @@
 //   EUCHRE_BOT_NAME         or --name NAME           the name in Hello.bot_name
 //   EUCHRE_TLS_CA           or --tls-ca FILE         dial with TLS, trusting this CA
 //                                                    certificate (PEM); unset: plaintext
+//   EUCHRE_GIVE_UP_AFTER    or --give-up-after S     keep reconnecting for S seconds (30)
 //   EUCHRE_BOT_SEED                                  a seed, for reproducible play
 //
 // Exit status: 0 when the referee ends the stream, 2 when it refuses the handshake
@@ -34,7 +35,7 @@ const protoLoader = require('@grpc/proto-loader');
 
 const PROTOCOL_VERSION = 1;
 const BOT_VERSION = '1.0.0';
-const GIVE_UP_AFTER_MS = 30000; // how long to keep retrying an unreachable referee
+const DEFAULT_GIVE_UP_S = 30; // how long to keep retrying an unreachable referee
 
 // ---------------------------------------------------------------------------- protocol
 // Load the service definition straight from the .proto files. The options fix how
@@ -184,7 +185,7 @@ async function run(options, random) {
         process.stderr.write(`${options.name}: refused: ${err.details}\n`);
         return 2;
       }
-      if (waited >= GIVE_UP_AFTER_MS) {
+      if (waited >= options.giveUpMs) {
         process.stderr.write(`${options.name}: connection failed: ${err.message}\n`);
         return 1;
       }
@@ -205,16 +206,23 @@ function main() {
         token: { type: 'string', default: env.EUCHRE_BOT_TOKEN || '' },
         name: { type: 'string', default: env.EUCHRE_BOT_NAME || 'node-random' },
         'tls-ca': { type: 'string', default: env.EUCHRE_TLS_CA || '' },
+        'give-up-after': { type: 'string', default: env.EUCHRE_GIVE_UP_AFTER || '' },
       },
     }));
   } catch (err) {
-    process.stderr.write(`${err.message}\nusage: random_bot.js [--address HOST:PORT|unix:PATH] [--token TOKEN] [--name NAME] [--tls-ca FILE]\n`);
+    process.stderr.write(`${err.message}\nusage: random_bot.js [--address HOST:PORT|unix:PATH] [--token TOKEN] [--name NAME] [--tls-ca FILE] [--give-up-after SECONDS]\n`);
     process.exit(2);
   }
   if (!values.address) {
     process.stderr.write('no referee address: pass --address or set EUCHRE_REFEREE_ADDRESS\n');
     process.exit(2);
   }
+  const giveUp = values['give-up-after'] ? Number(values['give-up-after']) : DEFAULT_GIVE_UP_S;
+  if (!(giveUp > 0)) {
+    process.stderr.write('--give-up-after (or EUCHRE_GIVE_UP_AFTER) takes a number of seconds above 0\n');
+    process.exit(2);
+  }
+  values.giveUpMs = giveUp * 1000;
   // TLS when given the CA certificate that signed the referee's certificate.
   if (values['tls-ca']) {
     let ca;
