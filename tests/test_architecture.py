@@ -1,41 +1,50 @@
 """The package layering of docs/architecture.md, checked on the source.
 
-Each module of ``harness`` belongs to one layer. A module may import from its own layer
-and the layers below it, never from a layer above; and only ``harness.protocol`` imports
-the generated code. Imports under ``if TYPE_CHECKING:`` count too: a type that points
-upwards is a dependency all the same.
+Each package of ``harness`` (a directory such as ``harness.referee``, or a module at the
+root such as ``harness.errors``) is named in exactly one layer. A module may import from
+its own layer and the layers below it, never from a layer above; no two packages may
+import each other, directly or round a longer loop, even within one layer; and only
+``harness.protocol`` imports the generated code. Imports under ``if TYPE_CHECKING:``
+count too: a type that points upwards is a dependency all the same.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "harness"
 
-# Lowest first. A module belongs to the layer of its longest matching prefix.
+# Lowest first. Each entry is a package (the first two dotted parts of a module's name)
+# or the root package ``harness`` itself (its ``__init__`` only): nothing matches by prefix.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("harness", "harness.errors", "harness.progress"),
+    ("harness", "harness.errors", "harness.logfold", "harness.progress",
+     "harness.store_lock"),
     ("harness.rules",),
     ("harness.protocol",),
     ("harness.referee", "harness.cluster", "harness.sdk", "harness.human", "harness.search",
      "harness.envs", "harness.sandbox"),
     ("harness.ratings", "harness.sprt", "harness.store", "harness.results", "harness.web",
      "harness.analysis"),
-    ("harness.tournament", "harness.ladder"),
+    ("harness.competition",),
+    ("harness.tournament",),
+    ("harness.ladder",),
     ("harness.cli", "harness.__main__"),
 )
 GENERATED = "harness._generated"
+LAYER_OF = {package: index for index, packages in enumerate(LAYERS) for package in packages}
+
+
+def package_of(module: str) -> str:
+    """``harness.referee.arena`` -> ``harness.referee``; ``harness`` -> ``harness``."""
+    return ".".join(module.split(".")[:2])
 
 
 def layer_of(module: str) -> int:
-    best, best_len = -1, -1
-    for index, prefixes in enumerate(LAYERS):
-        for prefix in prefixes:
-            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_len:
-                best, best_len = index, len(prefix)
-    return best
+    """The layer of ``module``'s package, -1 if no layer names it."""
+    return LAYER_OF.get(package_of(module), -1)
 
 
 def module_name(path: Path) -> str:
@@ -78,13 +87,82 @@ def upward_imports(source: str, name: str, *, is_package: bool = False) -> list[
             if not target.startswith(GENERATED) and layer_of(target) > me]
 
 
+def unplaced(modules: Iterable[str]) -> list[str]:
+    """The modules whose package no layer names."""
+    return [name for name in modules if layer_of(name) < 0]
+
+
+def package_graph(imports: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
+    """Which packages each package imports, from each module's import targets (the
+    generated code and a package's imports of itself left out). A target whose first
+    two parts name no package of ``imports`` (``from harness import __version__``) is
+    an import of the root package ``harness``."""
+    packages = {package_of(name) for name in imports}
+    graph: dict[str, set[str]] = {package: set() for package in packages}
+    for name, targets in imports.items():
+        for target in targets:
+            if target.startswith(GENERATED):
+                continue
+            to = package_of(target) if package_of(target) in packages else "harness"
+            if to != package_of(name) and to in packages:
+                graph[package_of(name)].add(to)
+    return graph
+
+
+def cycles(graph: Mapping[str, Collection[str]]) -> list[list[str]]:
+    """The packages that import each other, directly or round a longer loop: every
+    strongly connected component of more than one package (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for to in sorted(graph.get(node, ())):
+            if to not in index:
+                visit(to)
+                low[node] = min(low[node], low[to])
+            elif to in stack:
+                low[node] = min(low[node], index[to])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
 SOURCES = sorted(p for p in PACKAGE.rglob("*.py") if GENERATED.split(".")[1] not in p.parts)
 
 
 def test_every_module_has_a_layer() -> None:
     assert SOURCES, "no sources found"
-    unplaced = [module_name(p) for p in SOURCES if layer_of(module_name(p)) < 0]
-    assert unplaced == [], f"modules missing from LAYERS (and docs/architecture.md): {unplaced}"
+    missing = unplaced(module_name(p) for p in SOURCES)
+    assert missing == [], f"modules missing from LAYERS (and docs/architecture.md): {missing}"
+
+
+def test_the_docs_show_every_package() -> None:
+    """docs/architecture.md draws each package (``referee/``, ``sdk.py``) and the README's
+    layout table lists it (``harness/referee/``, ``harness/sdk.py``)."""
+    picture = (ROOT / "docs" / "architecture.md").read_text()
+    layout = (ROOT / "README.md").read_text().partition("## Layout")[2]
+    shapes = {package: ((PACKAGE / package.split(".")[1]).is_dir(), package.split(".")[1])
+              for package in LAYER_OF if package != "harness"}
+    missing = {package: where for package, (is_dir, leaf) in shapes.items()
+               if (where := [doc for doc, text, prefix in (("architecture", picture, ""),
+                                                           ("README", layout, "harness/"))
+                             if f"{prefix}{leaf}{'/' if is_dir else '.py'}" not in text])}
+    assert missing == {}, f"packages the docs do not show: {missing}"
 
 
 def test_no_module_imports_from_a_layer_above_it() -> None:
@@ -92,6 +170,14 @@ def test_no_module_imports_from_a_layer_above_it() -> None:
               if (found := upward_imports(p.read_text(), module_name(p),
                                           is_package=p.name == "__init__.py"))}
     assert upward == {}, f"imports from a layer above: {upward}"
+
+
+def test_no_two_packages_import_each_other() -> None:
+    graph = package_graph({module_name(p): [target for _, target in imports_of(p)]
+                           for p in SOURCES})
+    assert {"harness.tournament", "harness.ladder", "harness.referee"} <= graph.keys()
+    assert "harness.tournament" in graph["harness.ladder"]  # the graph sees real edges
+    assert cycles(graph) == [], f"packages importing each other: {cycles(graph)}"
 
 
 def test_only_the_protocol_package_imports_generated_code() -> None:
@@ -113,3 +199,37 @@ def test_the_checker_catches_upward_imports_absolute_relative_and_deferred() -> 
                      "line 3: harness.cli", "line 3: harness.cli.main",
                      "line 5: harness.tournament", "line 5: harness.tournament.runner"]
     assert upward_imports("from harness.rules import cards\n", "harness.cli.run") == []
+
+
+def graph_of(sources: Mapping[str, str]) -> dict[str, set[str]]:
+    return package_graph({name: [target for _, target in imports_in(source, name)]
+                          for name, source in sources.items()})
+
+
+def test_the_checker_catches_a_planted_unplaced_module_upward_import_and_cycle() -> None:
+    planted = {
+        "harness": "",
+        "harness.errors": "",
+        "harness.rules.cards": "from harness.errors import RulesError\n",
+        "harness.newthing.core": "from harness.rules import cards\n",  # in no layer
+        "harness.protocol.convert": "from harness.referee.arena import Arena\n",  # upward
+        # one layer, but each imports the other (one of them lazily, relatively)
+        "harness.results.counting": "from harness.web.report import page\n",
+        "harness.web.report": "def page():\n    from ..results import counting\n",
+        # a longer loop through three packages of one layer
+        "harness.sdk": "from harness.human import seat\n",
+        "harness.human": "from harness.search import pimc\n",
+        "harness.search.pimc": "from harness import sdk, __version__\n",
+    }
+    assert unplaced(planted) == ["harness.newthing.core"]
+    upward = {name: found for name, source in planted.items()
+              if layer_of(name) >= 0 and (found := upward_imports(source, name))}
+    assert upward == {"harness.protocol.convert": ["line 1: harness.referee.arena",
+                                                   "line 1: harness.referee.arena.Arena"]}
+    graph = graph_of(planted)
+    assert graph["harness.search"] == {"harness", "harness.sdk"}  # __version__: the root
+    assert cycles(graph) == [["harness.human", "harness.sdk", "harness.search"],
+                             ["harness.results", "harness.web"]]
+    del planted["harness.web.report"], planted["harness.search.pimc"]
+    graph = graph_of(planted)
+    assert cycles(graph) == []

@@ -15,12 +15,13 @@ from sandbox_support import TESTS, add, bot_folder, boxed, random_bot_folder, re
 
 from harness.errors import ConfigError, SandboxUnavailable
 from harness.referee.arena import Arena
+from harness.referee.botlog import CappedLog
+from harness.referee.boxed import BoxedBotProcess
 from harness.referee.outcome import FaultKind, Termination, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.rules import Form, RulesConfig
 from harness.sandbox import BoxLimits, box, cgroups, run_build
-from harness.sandbox.bots import BoxedBotProcess
 from harness.tournament.config import build_config, read_config
 
 pytestmark = pytest.mark.timeout(120)
@@ -156,18 +157,18 @@ def test_builds_run_in_a_box_and_write_only_their_output(boxes: None, tmp_path: 
         "getent hosts example.org || echo no network\n")
     out = tmp_path / "out"
     log = tmp_path / "build.log"
-    outcome = asyncio.run(run_build(files, ["/bin/sh", "build.sh"], BoxLimits(), log, 60,
+    outcome = asyncio.run(run_build(files, ["/bin/sh", "build.sh"], BoxLimits(), CappedLog(log), 60,
                                     output=out))
     assert outcome.ok, (outcome, log.read_text())
     assert (out / "bot").read_text() == "built\n"
     assert not (files / "stray").exists()
     text = log.read_text()
     assert "cannot write /bot" in text and "no network" in text
-    slow = asyncio.run(run_build(files, ["/bin/sleep", "60"], BoxLimits(), log, 0.5,
+    slow = asyncio.run(run_build(files, ["/bin/sleep", "60"], BoxLimits(), CappedLog(log), 0.5,
                                  output=out))
     assert (slow.ok, slow.timed_out) == (False, True) and "out of time" in slow.detail
     big = asyncio.run(run_build(files, [sys.executable, "-c", "b = bytearray(200 << 20)"],
-                                BoxLimits(memory_mib=64), log, 60, output=out))
+                                BoxLimits(memory_mib=64), CappedLog(log), 60, output=out))
     assert (big.ok, big.oom) == (False, True)
     assert big.detail == "the build ran out of memory (memory limit 64 MiB)"
 
@@ -279,7 +280,7 @@ def test_a_box_has_its_limits_pinned_cpus_and_a_cpu_quota(boxes: None, tmp_path:
     async def main() -> tuple[int, float]:
         async with box.Box("limits", folder, limits, None) as b:
             started = time.monotonic()
-            proc = await b.start([sys.executable, "spin.py"], {}, tmp_path / "log")
+            proc = await b.start([sys.executable, "spin.py"], {}, CappedLog(tmp_path / "log"))
             group = b.group
             assert group is not None
             files = {name: (d / name).read_text().strip() for d in group.directories()

@@ -21,11 +21,11 @@ import pytest
 from sandbox_support import REPO_ROOT, TESTS, add, bot_folder, boxed, require_boxes
 
 from harness.referee.arena import Arena
+from harness.referee.boxed import BoxedBotProcess
 from harness.referee.outcome import GameResult, Termination
 from harness.referee.process import BotCommand
 from harness.rules import Form, RulesConfig
 from harness.sandbox import BoxLimits
-from harness.sandbox.bots import BoxedBotProcess
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from harness.cluster.client import ClusterPlayer, where
 from harness.cluster.worker import ArenaSpec, GameOrder
+from harness.competition.policies import RETRY_SECONDS
 from harness.errors import ClusterError, ClusterLost
 from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, TimeControl
 from harness.referee.pool import Entrant
@@ -40,9 +41,6 @@ from harness.tournament.schedule import ScheduledGame
 __all__ = ["FAILURES_IN_A_ROW", "RETRY_SECONDS", "HouseCluster"]
 
 log = logging.getLogger("euchre.ladder")
-
-RETRY_SECONDS = 60.0
-"""How often, by default, a ladder tries again a cluster it lost."""
 
 FAILURES_IN_A_ROW = 3
 """Games failing on the cluster one after another (each killed worker after worker, or

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 from harness.errors import HarnessError, SandboxUnavailable
 from harness.ladder.registry import Registry
 from harness.ladder.uploads import BUILD_FAILED, BUILDING, READY, Hosted, Uploads
+from harness.referee.botlog import CappedLog
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.sandbox import BoxLimits, check_available, run_build
@@ -147,7 +148,8 @@ class Hosting:
             folder.mkdir(parents=True)
             outcome = await run_build(files, hosted.manifest.build_argv(),
                                       self.policy.build_limits,
-                                      folder / "build.log", self.policy.build_seconds,
+                                      CappedLog(folder / "build.log"),
+                                      self.policy.build_seconds,
                                       output=folder / "out", env=hosted.manifest.env())
             state, detail = (READY, "") if outcome.ok else (BUILD_FAILED, outcome.detail)
             if state == READY:

@@ -44,6 +44,7 @@ from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from harness.competition.policies import Policy
 from harness.errors import ConfigError
 from harness.rules.config import Form
 from harness.tournament.schedule import PARTNERSHIPS, ScheduledGame, deal_seed
@@ -78,25 +79,6 @@ class Candidate:
     ci95: float = math.inf
     sets: int = 0
     free_seats: int = 1
-
-
-@dataclass(frozen=True, slots=True)
-class Policy:
-    """The matchmaker's knobs (see the module docstring)."""
-
-    provisional_sets: int = 4
-    closeness_elo: float = 200.0
-    repeat_weight: float = 1.0
-    repeat_cap: float = 2.0
-
-    def __post_init__(self) -> None:
-        if self.provisional_sets < 0:
-            raise ConfigError("provisional_sets", "must be >= 0")
-        for option in ("closeness_elo", "repeat_cap"):
-            if not getattr(self, option) > 0:
-                raise ConfigError(option, "must be > 0")
-        if not self.repeat_weight >= 0:
-            raise ConfigError("repeat_weight", "must be >= 0")
 
 
 @dataclass(frozen=True)

@@ -22,37 +22,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.competition.policies import QuarantinePolicy
 from harness.errors import ConfigError
 from harness.ladder.store import LadderStore
 
 __all__ = ["Bench", "Quarantine", "QuarantinePolicy"]
-
-
-@dataclass(frozen=True, slots=True)
-class QuarantinePolicy:
-    """``faults`` faulted games among the last ``window`` bench a bot; the n-th bench
-    lasts ``base_seconds * growth ** (n - 1)``, at most ``max_seconds``."""
-
-    faults: int = 3
-    window: int = 10
-    base_seconds: float = 300.0
-    growth: float = 2.0
-    max_seconds: float = 86400.0
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.faults <= self.window:
-            raise ConfigError("faults", f"must be from 1 to window ({self.window}); "
-                                        f"got {self.faults}")
-        if not self.base_seconds > 0:
-            raise ConfigError("base_seconds", "must be > 0")
-        if not self.growth >= 1:
-            raise ConfigError("growth", "must be >= 1")
-        if not self.max_seconds >= self.base_seconds:
-            raise ConfigError("max_seconds", "must be >= base_seconds")
-
-    def duration(self, repeat: int) -> float:
-        """How long the ``repeat``-th bench (1 for the first) lasts, in seconds."""
-        return min(self.max_seconds, self.base_seconds * self.growth ** (repeat - 1))
 
 
 @dataclass(frozen=True, slots=True)

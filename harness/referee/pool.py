@@ -12,11 +12,11 @@ from pathlib import Path
 from harness.errors import BotStartupError, ConfigError
 from harness.protocol import convert
 from harness.referee.botlog import quote_log
+from harness.referee.boxed import BoxedBotProcess
 from harness.referee.process import BotCommand, BotProcess
 from harness.referee.server import RefereeServer
 from harness.referee.session import Slot
 from harness.rules.config import RulesConfig
-from harness.sandbox.bots import BoxedBotProcess
 from harness.sandbox.box import check_available
 
 log = logging.getLogger("euchre.pool")

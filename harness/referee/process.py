@@ -19,7 +19,7 @@ Linux, a bot is killed by the kernel if the referee dies (``setpriv --pdeathsig`
 none outlives it even when the referee is SIGKILLed.
 
 A command with ``sandbox`` limits runs in a box instead
-(:class:`harness.sandbox.bots.BoxedBotProcess`): only the ``EUCHRE_*`` variables and its
+(:class:`harness.referee.boxed.BoxedBotProcess`): only the ``EUCHRE_*`` variables and its
 ``env`` reach it, and the box's limits replace ``cpu_seconds`` and ``memory_mb``.
 """
 

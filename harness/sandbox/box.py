@@ -4,7 +4,7 @@
 
     box = Box("alice-0", files=Path("uploads/alice"), limits=BoxLimits(),
               socket_dir=server_socket_dir)
-    proc = await box.start(["/bot/run"], {"EUCHRE_BOT_TOKEN": token}, log_path)
+    proc = await box.start(["/bot/run"], {"EUCHRE_BOT_TOKEN": token}, CappedLog(log_path))
     ...
     box.cpu_ns(); box.oom_killed()
     await box.kill()   # every process of the box, then its cgroup
@@ -30,11 +30,22 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 import harness
 from harness.errors import SandboxError, SandboxUnavailable
-from harness.referee.botlog import DEFAULT_LOG_LIMIT, CappedLog
 from harness.sandbox import cgroups, mounts
+
+
+class LogSink(Protocol):
+    """Where a box's output goes: a bot's capped log file
+    (:class:`harness.referee.botlog.CappedLog`) or a build's. ``close`` may be called
+    twice."""
+
+    def write(self, data: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
 
 SOCKET_NAME = "referee.sock"
 BOX_ADDRESS = f"unix:{mounts.SOCKET_DIR}/{SOCKET_NAME}"
@@ -183,11 +194,10 @@ class Box:
         self.group = group
 
     async def start(self, argv: Sequence[str], env: Mapping[str, str],
-                    log_path: Path | None = None, *,
-                    log_limit: int = DEFAULT_LOG_LIMIT) -> asyncio.subprocess.Process:
+                    log: LogSink | None = None) -> asyncio.subprocess.Process:
         """Run ``argv`` in the box with ``env`` added to the box's fixed environment.
-        Its output (stdout and stderr) goes to ``log_path`` (capped at ``log_limit``
-        bytes) or, without one, to the process's ``stdout`` pipe for the caller."""
+        Its output (stdout and stderr) goes to ``log`` (closed when the output ends) or,
+        without one, to the process's ``stdout`` pipe for the caller."""
         if self.process is not None:
             raise SandboxError(f"box {self.name} already started")
         self.prepare()
@@ -199,10 +209,9 @@ class Box:
         except OSError as e:
             await self.kill()
             raise SandboxError(f"box {self.name}: cannot start: {e}") from e
-        if log_path is not None:
+        if log is not None:
             assert self.process.stdout is not None
-            self._pump = asyncio.ensure_future(_copy(self.process.stdout,
-                                                     CappedLog(log_path, log_limit)))
+            self._pump = asyncio.ensure_future(_copy(self.process.stdout, log))
         return self.process
 
     def cpu_ns(self) -> int:
@@ -252,7 +261,7 @@ class Box:
             await asyncio.to_thread(group.remove)
 
 
-async def _copy(stream: asyncio.StreamReader, log: CappedLog) -> None:
+async def _copy(stream: asyncio.StreamReader, log: LogSink) -> None:
     try:
         while chunk := await stream.read(65536):
             with contextlib.suppress(OSError):
@@ -274,7 +283,7 @@ class BuildOutcome:
     oom: bool = False
 
 
-async def run_build(files: Path, argv: Sequence[str], limits: BoxLimits, log_path: Path,
+async def run_build(files: Path, argv: Sequence[str], limits: BoxLimits, log: LogSink,
                     timeout: float | None = None, *, output: Path,
                     runtimes: Sequence[Path] | None = None,
                     env: Mapping[str, str] | None = None) -> BuildOutcome:
@@ -282,21 +291,24 @@ async def run_build(files: Path, argv: Sequence[str], limits: BoxLimits, log_pat
     directory), ``output`` writable at /out (what the bot's run then gets read-only,
     through ``Box(..., outputs=output)``), no network, ``limits`` on memory, processes
     and CPU, and ``timeout`` seconds of wall time (default ``limits.wall_seconds``). Its
-    output goes to ``log_path``. Raises SandboxUnavailable / SandboxError only when the
-    box cannot be made; a failing build is an outcome."""
+    output goes to ``log``, closed at the end. Raises SandboxUnavailable / SandboxError
+    only when the box cannot be made; a failing build is an outcome."""
     wall = limits.wall_seconds if timeout is None else timeout
     box = Box(f"build-{files.name}", files, limits, None, writable=output,
               runtimes=runtimes)
     start = time.monotonic()
     timed_out = False
-    async with box:
-        proc = await box.start(argv, env or {}, log_path)
-        try:
-            code: int | None = await asyncio.wait_for(proc.wait(), wall)
-        except TimeoutError:
-            timed_out, code = True, None
-        cpu = box.cpu_ns() / 1e9
-        oom = box.oom_killed()
+    try:
+        async with box:
+            proc = await box.start(argv, env or {}, log)
+            try:
+                code: int | None = await asyncio.wait_for(proc.wait(), wall)
+            except TimeoutError:
+                timed_out, code = True, None
+            cpu = box.cpu_ns() / 1e9
+            oom = box.oom_killed()
+    finally:
+        log.close()  # if the box could not start, nothing else closes it
     seconds = time.monotonic() - start
     if timed_out:
         detail = f"the build ran out of time ({wall:g} s)"

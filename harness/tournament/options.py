@@ -23,10 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.competition.policies import RETRY_SECONDS, Policy, QuarantinePolicy
 from harness.errors import ConfigError, UnknownKeysError
-from harness.ladder.cluster import RETRY_SECONDS
-from harness.ladder.matchmaking import Policy
-from harness.ladder.quarantine import QuarantinePolicy
 from harness.referee.botlog import DEFAULT_LOG_LIMIT
 from harness.referee.outcome import CLOCKS, FaultPolicy, TimeControl
 from harness.rules.config import RulesConfig
@@ -138,8 +136,8 @@ LADDER_FIELDS: dict[str, tuple[str, str]] = {
     "bench_max_seconds": ("quarantine", "max_seconds"),
 }
 """Each ``[ladder]`` key of the matchmaker's or the quarantine's policy: which policy
-(:class:`~harness.ladder.matchmaking.Policy` or
-:class:`~harness.ladder.quarantine.QuarantinePolicy`) and which of its fields."""
+(:class:`~harness.competition.policies.Policy` or
+:class:`~harness.competition.policies.QuarantinePolicy`) and which of its fields."""
 
 
 def _ladder_default(key: str) -> Any:
