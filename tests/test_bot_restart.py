@@ -12,6 +12,7 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
 from serve_support import REPO, Ladder, Started, end, wait_for
 from test_node_bot import NODE_BOT, require_node
 
@@ -34,6 +35,7 @@ def _still_running(bots: list[Started]) -> None:
         assert bot.proc.poll() is None, f"a bot exited ({bot.proc.returncode}): {bot.stderr}"
 
 
+@pytest.mark.long
 def test_bots_reconnect_and_play_again_after_a_ladder_is_stopped_and_restarted(
         tmp_path: Path) -> None:
     first = Ladder(tmp_path, name="restart-ladder")

@@ -213,6 +213,7 @@ def test_an_unreachable_scheduler_is_a_cluster_error_naming_it(
 # ----------------------------------------------------------------- a scheduler that dies
 
 
+@pytest.mark.long
 def test_a_lost_scheduler_stops_the_run_cleanly_and_it_resumes_later(tmp_path: Path) -> None:
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"

@@ -318,6 +318,7 @@ def assert_running(bots: list[Started]) -> None:
         assert bot.proc.poll() is None, f"a bot exited ({bot.proc.returncode}): {bot.stderr}"
 
 
+@pytest.mark.long
 def test_cpp_bot_reconnects_and_plays_again_after_a_ladder_is_stopped_and_restarted(
         cpp_bot: Path, tmp_path: Path) -> None:
     # SIGTERM makes the ladder send Shutdown with `restarting`; the same bot processes

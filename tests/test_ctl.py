@@ -7,6 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
 from serve_support import config, ctl, serve
 
 TOKEN = "ctl-test-token-7f3a9c"
@@ -16,6 +17,7 @@ def _lines(result: subprocess.CompletedProcess[str]) -> str:
     return f"{result.stdout}{result.stderr}"
 
 
+@pytest.mark.long
 def test_ctl_drives_a_referee_and_never_shows_the_token(tmp_path: Path) -> None:
     out = tmp_path / "out"
     quick = tmp_path / "quick.toml"

@@ -198,6 +198,7 @@ def test_the_cpp_sample_plays_in_a_box(form_ladder: HostLadder, tmp_path: Path,
     submit_and_play(form_ladder, folder, "hosted-cpp")
 
 
+@pytest.mark.long
 def test_the_cpp_sample_is_built_in_a_box_and_plays(ladder: HostLadder,
                                                    tmp_path: Path) -> None:
     # About 100 s on a quiet 2-core machine; minutes more under load.
@@ -220,6 +221,7 @@ def test_a_hosted_bot_is_never_handed_to_a_stream(ladder: HostLadder, tmp_path: 
     assert "refused" in intruder.stderr.lower(), intruder.stderr[-2000:]
 
 
+@pytest.mark.long
 def test_a_hosted_bot_plays_again_after_kill_9(tmp_path: Path) -> None:
     require_boxes()
     first = HostLadder(tmp_path, HOUSE, name="restart-ladder")

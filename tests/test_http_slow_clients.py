@@ -165,6 +165,7 @@ def limited_ladder(tmp_path: Path) -> Iterator[Ladder]:
         ladder.stop(signal.SIGINT)
 
 
+@pytest.mark.long
 def test_slow_http_clients_do_not_stall_a_ladder(limited_ladder: Ladder,
                                                  tmp_path: Path) -> None:
     url = limited_ladder.said("live page on ")
@@ -172,6 +173,7 @@ def test_slow_http_clients_do_not_stall_a_ladder(limited_ladder: Ladder,
     attack(port, "/api/ladder", limited_ladder.store, limited_ladder.log, tmp_path)
 
 
+@pytest.mark.long
 def test_slow_http_clients_do_not_stall_serve(tmp_path: Path) -> None:
     output = tmp_path / "out"
     with serve(output, "--http-port", "0", file_limit=(256, FILE_LIMIT)) as server, \

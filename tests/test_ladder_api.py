@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from serve_support import REPO, Ladder, end, random_bots
 
 from harness.store import ResultsStore
@@ -45,6 +46,7 @@ class ApiLadder(Ladder):
         return {row["name"]: row for row in json.loads(done.stdout)["standings"]}
 
 
+@pytest.mark.long
 def test_registered_bot_plays_is_rated_and_watched_over_the_operator_api(
         tmp_path: Path) -> None:
     ladder = ApiLadder(tmp_path)

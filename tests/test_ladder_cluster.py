@@ -193,6 +193,7 @@ def test_a_worker_killed_mid_set_loses_nothing_and_stores_nothing_twice(
         "interrupted: the ladder stopped", "the ladder stopped"}
 
 
+@pytest.mark.long
 def test_a_lost_scheduler_leaves_the_ladder_playing_on_its_referee_until_it_is_back(
         tmp_path: Path) -> None:
     port = free_port()

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from serve_support import REPO, WAIT_S, Ladder, end, random_bots
 
 from harness.ladder.matchmaking import SetStatus
@@ -27,6 +28,7 @@ def _sets(store_path: Path) -> list[SetStatus]:
         return [s.status for s in SetLog(store).sets()]
 
 
+@pytest.mark.long
 def test_kill_9_and_restart_keeps_everything_finished(tmp_path: Path) -> None:
     store_path = tmp_path / "out" / "ladder.sqlite"
     first = Ladder(tmp_path, name="crash-ladder")

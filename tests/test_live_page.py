@@ -250,6 +250,7 @@ def browser() -> Iterator[Browser]:
         b.close()
 
 
+@pytest.mark.long
 def test_the_pages_follow_a_tournament_in_a_browser_without_a_reload(
         tmp_path: Path, browser: Browser) -> None:
     tab = Tab(browser)

@@ -149,6 +149,7 @@ def match_records(tmp_path: Path, run: str) -> list[list[list[object]]]:
     return [[h["actions"] for h in r["hands"]] for r in records]
 
 
+@pytest.mark.long
 def test_the_same_seed_plays_the_same_games_while_both_cores_are_busy(
         tmp_path: Path, both_cores_busy: None) -> None:
     first = match_records(tmp_path, "first")

@@ -223,7 +223,7 @@ def stored_games(path: Path, count: int, seats: list[str] | None = None) -> Resu
 def test_report_keeps_current_replay_pages_and_rewrites_stale_ones(tmp_path: Path) -> None:
     with stored_games(tmp_path / "results.sqlite", 2) as store:
         report = write_report_html(tmp_path, store, "t")
-        pages = sorted((tmp_path / "replays").iterdir())
+        pages = sorted((tmp_path / "replays").glob("*.html"))
         assert [p.name for p in pages] == ["t_g_0.html", "t_g_1.html"]
         assert 'href="replays/t_g_0.html"' in report.read_text()
         pages[0].write_text("an older viewer")
@@ -260,7 +260,7 @@ def test_tournaments_sharing_a_folder_keep_their_own_replay_pages(tmp_path: Path
                                   len(record["hands"]), "", "", 0.1, record))
         write_report_html(tmp_path, store, "t")
         write_report_html(tmp_path, store, "u", name="report-u.html")
-    pages = sorted(p.name for p in (tmp_path / "replays").iterdir())
+    pages = sorted(p.name for p in (tmp_path / "replays").glob("*.html"))
     assert pages == ["t_g_0.html", "u_g_0.html"]
     assert page_data(tmp_path / "replays" / "u_g_0.html")["names"] == ["w", "x", "y", "z"]
     assert page_data(tmp_path / "replays" / "t_g_0.html")["names"] == [

@@ -314,9 +314,10 @@ class LadderRuntime:
         return None if result.termination is Termination.INTERRUPTED else result
 
     def _left(self, arena: Arena, deal_set: DealSet) -> list[str]:
-        """The registered bots of ``deal_set`` without streams enough for its seats: they
-        left after the set began (house bots are started on demand, never gone)."""
-        return [b for b, seats in deal_set.seats.items() if b not in self._house
+        """The bots of ``deal_set`` that dial in without streams enough for its seats:
+        they left after the set began (house and hosted bots are started on demand by
+        the pool, never gone)."""
+        return [b for b, seats in deal_set.seats.items() if arena.pool.entrants[b].remote
                 and sum(1 for i in arena.pool.instances(b) if i.slot.live) < seats]
 
     def _record(self, deal_set: DealSet, game: ScheduledGame, result: GameResult,
