@@ -153,8 +153,8 @@ class ServeHosting:
                                        f"{bot.hosted!r} (submit one with euchre-harness "
                                        f"ctl submit; versions are NAME@N)")
             if hosted.state == BUILD_FAILED:
-                raise ConfigError(key, f"{bot.name}: {bot.hosted} failed its build "
-                                       f"({hosted.detail}); see euchre-harness ctl build-log "
+                raise ConfigError(key, f"{bot.name}: {bot.hosted} did not build: "
+                                       f"{hosted.detail}; see euchre-harness ctl build-log "
                                        f"{bot.hosted}, and submit a fixed version")
             if hosted.state != READY:
                 raise ConfigError(key, f"{bot.name}: {bot.hosted} is still building; start "
