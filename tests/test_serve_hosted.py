@@ -1,7 +1,8 @@
 """Hosted bots on a running ``serve``: the Python sample bot submitted with ``ctl submit``
 over real gRPC, built in a box, named by a tournament started with ``ctl start`` (``[[bot]]
 hosted = "NAME@N"``) and played in a box, its games stored without a fault; a version
-whose build failed is refused by ``ctl start`` with the reason.
+whose build failed is refused by ``ctl start`` with the reason; a build cut by kill -9
+runs again after a restart.
 
 Boxes need bubblewrap and cgroups (root): without them these tests skip, except in CI
 (``CI`` set), where they fail."""
@@ -9,6 +10,7 @@ Boxes need bubblewrap and cgroups (root): without them these tests skip, except 
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,7 +19,7 @@ from pathlib import Path
 import grpc
 import pytest
 from sandbox_support import require_boxes
-from serve_support import Serve, ctl, stub, watch_until
+from serve_support import Serve, ctl, end, stub, watch_until
 from submit_support import python_bot
 
 from harness.protocol import operator as op
@@ -134,3 +136,39 @@ def test_hosted_is_for_serve_only(tmp_path: Path) -> None:
         [sys.executable, "-m", "harness", "run", str(path), "--output", str(tmp_path / "o")],
         capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode != 0 and "hosted bots play on the serve" in done.stderr, done.stderr
+
+
+SLOW_BUILD = ('runtime = "python"\ncommand = ["python", "random_bot.py"]\n'
+              'build = ["python", "-c", "import time; time.sleep(600)"]\n')
+
+
+def test_a_build_cut_by_kill_9_runs_again_after_a_restart(tmp_path: Path) -> None:
+    require_boxes()
+    output = tmp_path / "out"
+    first = HostServe(output)
+    second = None
+    try:
+        first.wait_listening()
+        done = ctl(first.address, "submit", "phoenix", str(python_bot(tmp_path / "py",
+                                                                      SLOW_BUILD)))
+        assert done.returncode == 0 and done.stdout.strip() == "phoenix@1", done.stderr
+        first.wait_for(lambda: list((output / ".uploads" / "tmp").glob("build-*")),
+                       "the build to start")
+        first.stop(signal.SIGKILL)
+        # The record survives, still building; the version's build is made again (here
+        # with a quicker build command, as the bundle's record says what to run).
+        record = output / ".uploads" / "versions" / "phoenix@1.json"
+        data = json.loads(record.read_text())
+        assert data["state"] == "building"
+        data["build"] = ["python", "-c", "print('built again')"]
+        record.write_text(json.dumps(data))
+        second = HostServe(output)
+        second.wait_listening()
+        assert not list((output / ".uploads" / "tmp").iterdir())  # swept at start
+        second.wait_for(lambda: json.loads(ctl(second.address, "--json", "build-log",
+                                               "phoenix@1").stdout)["build_state"] == "ready",
+                        "the build to run again")
+        log = ctl(second.address, "build-log", "phoenix@1")
+        assert "built again" in log.stdout, log.stdout
+    finally:
+        end([first, second])
