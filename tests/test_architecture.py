@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("harness.rules",),
     ("harness.protocol",),
     ("harness.referee", "harness.cluster", "harness.sdk", "harness.human", "harness.search",
-     "harness.envs", "harness.sandbox"),
+     "harness.envs", "harness.sandbox", "harness.hosting"),
     ("harness.ratings", "harness.sprt", "harness.store", "harness.results", "harness.web",
      "harness.analysis"),
     ("harness.competition",),

@@ -141,7 +141,7 @@ def test_a_bundle_over_the_cap_is_refused(ladder: HostLadder, tmp_path: Path) ->
     with ladder.channel() as channel:
         declared = refusal(lambda: submit(channel, data, "toobig"))
         assert declared.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert f"over this ladder's cap of {CAP_MIB << 20} bytes" in (declared.details() or "")
+        assert f"over this referee's cap of {CAP_MIB << 20} bytes" in (declared.details() or "")
         # A header that understates the size is stopped at the cap all the same.
         lying = refusal(lambda: submit(channel, data, "toobig", size=1000))
         assert lying.code() in (grpc.StatusCode.INVALID_ARGUMENT,

@@ -1,5 +1,7 @@
 """``euchre-harness ctl submit`` and ``ctl build-log``: upload a hosted bot to a running
-ladder (``euchre.v1.LadderService.SubmitBot``) and read its build's log.
+ladder (``euchre.v1.LadderService.SubmitBot``) or ``serve``
+(``euchre.v1.OperatorService.SubmitHostedBot``) and read its build's log. The ladder's
+call is tried first; a server without the ladder service (UNIMPLEMENTED) is a ``serve``.
 
     euchre-harness ctl submit NAME PATH      PATH: a folder, a .tar.gz (.tgz) or a .zip
     euchre-harness ctl build-log NAME@N
@@ -25,8 +27,11 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+import grpc
+
 from harness.cli.common import default_owner
 from harness.protocol import ladder as lp
+from harness.protocol import operator as op
 
 __all__ = ["BOT_TOKEN_ENV", "CHUNK_BYTES", "COMMANDS", "SubmitError", "add_commands", "pack"]
 
@@ -45,8 +50,8 @@ class SubmitError(Exception):
 def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
     """Add ``submit`` and ``build-log``; ``command(name, help)`` makes one sub-parser."""
     s = command("submit", "upload a bot (a folder, .tar.gz or .zip with a bot.toml) to a "
-                          "running ladder as its next version, and print that version's "
-                          "token once")
+                          "running ladder or serve as its next version, and print that "
+                          "version's token (a ladder's) or name (serve's)")
     s.add_argument("name", help="the bot (a new name registers it: operator only)")
     s.add_argument("path", type=Path, help="a folder, a .tar.gz (.tgz) or a .zip")
     s.add_argument("--owner", default=None,
@@ -107,7 +112,33 @@ def _metadata(args: argparse.Namespace, operator: Metadata) -> Metadata:
     return (("authorization", f"Bearer {token}"),) if token else operator
 
 
-async def _submit(stub: Any, args: argparse.Namespace, md: Metadata) -> int:
+def _unimplemented(error: grpc.aio.AioRpcError) -> bool:
+    return error.code() is grpc.StatusCode.UNIMPLEMENTED
+
+
+_CUT = frozenset({grpc.StatusCode.INTERNAL, grpc.StatusCode.CANCELLED})
+"""How an upload ends when the referee answered while its chunks were still being sent."""
+
+
+async def _hear_refusal(call: Any, header: Any, metadata: Metadata) -> None:
+    """The referee refuses an upload at its header (over its cap, another bot's token)
+    at once, while the chunks may still be on their way; the cut stream can then hide
+    its answer behind an INTERNAL or CANCELLED status. Send the header alone to hear
+    that answer, and raise it; return if the header is not what was refused (the
+    referee then says only that no bytes followed it)."""
+
+    async def alone() -> AsyncIterator[Any]:
+        yield header
+
+    try:
+        await call(alone(), metadata=metadata, timeout=UPLOAD_TIMEOUT_S)
+    except grpc.aio.AioRpcError as verdict:
+        if verdict.code() not in _CUT | {grpc.StatusCode.UNIMPLEMENTED} and \
+                "ended after 0 bytes" not in (verdict.details() or ""):
+            raise verdict from None
+
+
+async def _submit(channel: grpc.aio.Channel, args: argparse.Namespace, md: Metadata) -> int:
     with tempfile.TemporaryFile() as spool:
         fmt, source = _bundle(args.path, spool)
         with source:
@@ -120,28 +151,63 @@ async def _submit(stub: Any, args: argparse.Namespace, md: Metadata) -> int:
                 sha256=digest.hexdigest(), owner=args.owner or default_owner(),
                 description=args.description, concurrency=max(0, args.concurrency))
 
-            async def parts() -> AsyncIterator[lp.SubmitBotRequest]:
-                yield lp.SubmitBotRequest(header=header)
+            async def parts(message: Any) -> AsyncIterator[Any]:
+                yield message(header=header)
                 source.seek(0)
                 while chunk := source.read(CHUNK_BYTES):
-                    yield lp.SubmitBotRequest(chunk=chunk)
+                    yield message(chunk=chunk)
 
-            answer = await stub.SubmitBot(parts(), metadata=_metadata(args, md),
-                                          timeout=max(args.timeout, UPLOAD_TIMEOUT_S))
-    bot = answer.bot
+            timeout = max(args.timeout, UPLOAD_TIMEOUT_S)
+            metadata = _metadata(args, md)
+
+            async def upload(call: Any, message: Any) -> Any:
+                try:
+                    return await call(parts(message), metadata=metadata, timeout=timeout)
+                except grpc.aio.AioRpcError as e:
+                    if e.code() not in _CUT:
+                        raise
+                    await _hear_refusal(call, message(header=header), metadata)
+                    raise
+
+            try:
+                answer = await upload(lp.LadderServiceStub(channel).SubmitBot,
+                                      lp.SubmitBotRequest)
+                name, state, token = answer.bot.name, answer.bot.build_state, answer.token
+                sha256 = answer.sha256
+            except grpc.aio.AioRpcError as e:
+                if not _unimplemented(e):
+                    raise
+                hosted = await upload(op.OperatorServiceStub(channel).SubmitHostedBot,
+                                      op.SubmitHostedBotRequest)
+                name, state, token = hosted.name, hosted.build_state, ""
+                sha256 = hosted.sha256
     if args.json:
-        print(json.dumps({"name": bot.name, "token": answer.token, "sha256": answer.sha256,
-                          "build_state": bot.build_state}))
+        print(json.dumps({"name": name, "token": token, "sha256": sha256,
+                          "build_state": state}))
+    elif token:
+        print(f"{name}: {token}")
+        print(f"submitted {name} ({size} bytes, sha256 {sha256}): "
+              f"{state}; keep its token: it is shown only once", file=sys.stderr)
     else:
-        print(f"{bot.name}: {answer.token}")
-        print(f"submitted {bot.name} ({size} bytes, sha256 {answer.sha256}): "
-              f"{bot.build_state}; keep its token: it is shown only once", file=sys.stderr)
+        print(name)
+        print(f"submitted {name} ({size} bytes, sha256 {sha256}): {state}; name it "
+              f"in a tournament's [[bot]] as hosted = \"{name}\"", file=sys.stderr)
     return 0
 
 
-async def _build_log(stub: Any, args: argparse.Namespace, md: Metadata) -> int:
-    answer = await stub.GetBuildLog(lp.GetBuildLogRequest(name=args.name),
-                                    metadata=_metadata(args, md), timeout=args.timeout)
+async def _build_log(channel: grpc.aio.Channel, args: argparse.Namespace,
+                     md: Metadata) -> int:
+    metadata = _metadata(args, md)
+    answer: lp.GetBuildLogResponse | op.GetHostedBuildLogResponse
+    try:
+        answer = await lp.LadderServiceStub(channel).GetBuildLog(
+            lp.GetBuildLogRequest(name=args.name), metadata=metadata, timeout=args.timeout)
+    except grpc.aio.AioRpcError as e:
+        if not _unimplemented(e):
+            raise
+        answer = await op.OperatorServiceStub(channel).GetHostedBuildLog(
+            op.GetHostedBuildLogRequest(name=args.name), metadata=metadata,
+            timeout=args.timeout)
     if args.json:
         print(json.dumps({"name": args.name, "build_state": answer.build_state,
                           "detail": answer.detail, "log": answer.log}))

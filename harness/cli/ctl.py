@@ -11,8 +11,9 @@
 
 and, for a running ladder (``euchre-harness ladder``; see :mod:`harness.cli._ctl_ladder`):
 ``register``, ``new-version``, ``rotate``, ``retire``, ``restore``, ``lift``,
-``standings``, ``games`` and ``ladder-watch`` (also ``watch`` with no ID); ``submit``
-and ``build-log`` for hosted bots (see :mod:`harness.cli._ctl_submit`).
+``standings``, ``games`` and ``ladder-watch`` (also ``watch`` with no ID); and, for a
+ladder or ``serve``, ``submit`` and ``build-log`` for hosted bots (see
+:mod:`harness.cli._ctl_submit`).
 
 The referee's address comes from ``--address`` or ``EUCHRE_REFEREE_ADDRESS`` (default
 ``127.0.0.1:50051``, where ``serve`` listens), the operator token from
@@ -161,6 +162,8 @@ async def _run(args: argparse.Namespace) -> int:
         async with dial(address, ca) as channel:
             ladder = "ladder-watch" if args.ctl_command == "watch" and not args.id \
                 else args.ctl_command
+            if ladder in _ctl_submit.COMMANDS:  # a ladder's or serve's
+                return await _ctl_submit.COMMANDS[ladder](channel, args, _metadata(args))
             if ladder in _LADDER_COMMANDS:
                 return await _LADDER_COMMANDS[ladder](
                     lp.LadderServiceStub(channel), args, _metadata(args))
@@ -173,7 +176,7 @@ async def _run(args: argparse.Namespace) -> int:
         raise CtlError(str(e)) from None
 
 
-_LADDER_COMMANDS = {**_ctl_ladder.COMMANDS, **_ctl_submit.COMMANDS}
+_LADDER_COMMANDS = _ctl_ladder.COMMANDS
 
 
 # ---------------------------------------------------------------------- commands

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import grpc
 
 from harness.errors import BundleError, BundleTooLarge, ConfigError
+from harness.hosting.files import Stored, receive_bundle
 from harness.ladder.registry import Entrant, Token
-from harness.ladder.uploads import Receiving, Stored
 from harness.protocol import ladder as lp
 
 if TYPE_CHECKING:
@@ -108,26 +108,12 @@ class Submissions:
         if base in self._active:
             raise BundleTooLarge(f"an upload of {base} is in progress: one at a time")
         self._active.add(base)
-        receiving: Receiving | None = None
         try:
-            receiving = self.runtime.uploads.receive(fmt, header.size, header.sha256)
-            async for message in requests:
-                if message.WhichOneof("part") != "chunk":
-                    raise BundleError("only chunks may follow the header")
-                receiving.write(message.chunk)
-            # The thread is waited for even if the call is cancelled meanwhile: nothing
-            # may write into the folder once it is being removed.
-            finishing = asyncio.ensure_future(asyncio.to_thread(receiving.finish))
-            try:
-                stored = await asyncio.shield(finishing)
-            except asyncio.CancelledError:
-                await asyncio.wait([finishing])
-                raise
+            stored = await receive_bundle(self.runtime.uploads, fmt, header.size,
+                                          header.sha256, requests)
             return stored, self._register(header, stored)
         finally:
             self._active.discard(base)
-            if receiving is not None:
-                await asyncio.to_thread(receiving.discard)
 
     def _register(self, header: lp.SubmitHeader, stored: Stored) -> tuple[Entrant, Token]:
         """The new version, recorded as hosted with ``stored`` in the same transaction."""

@@ -65,7 +65,7 @@ add_to_server = _lrpc.add_LadderServiceServicer_to_server
 
 BUNDLE_FORMATS: dict[str, BundleFormat.ValueType] = {"tar.gz": BundleFormat.BUNDLE_FORMAT_TAR_GZ,
                                   "zip": BundleFormat.BUNDLE_FORMAT_ZIP}
-"""A bundle's format (as :mod:`harness.ladder.bundle` names it) -> its enum value."""
+"""A bundle's format (as :mod:`harness.hosting.bundle` names it) -> its enum value."""
 
 
 def bundle_format(value: int) -> str:

@@ -18,6 +18,8 @@ from harness._generated.euchre.v1.referee_pb2 import (
     BotInfo,
     CancelTournamentRequest,
     CancelTournamentResponse,
+    GetHostedBuildLogRequest,
+    GetHostedBuildLogResponse,
     GetTournamentRequest,
     GetTournamentResponse,
     ListBotsRequest,
@@ -28,6 +30,8 @@ from harness._generated.euchre.v1.referee_pb2 import (
     ResumeTournamentResponse,
     StartTournamentRequest,
     StartTournamentResponse,
+    SubmitHostedBotRequest,
+    SubmitHostedBotResponse,
     TournamentProgress,
     WatchTournamentRequest,
     WatchTournamentResponse,
@@ -35,11 +39,13 @@ from harness._generated.euchre.v1.referee_pb2 import (
 
 __all__ = [
     "FINAL_STATUSES", "SERVICE_NAME", "STATUSES", "BotInfo", "CancelTournamentRequest",
-    "CancelTournamentResponse", "GetTournamentRequest", "GetTournamentResponse",
+    "CancelTournamentResponse", "GetHostedBuildLogRequest", "GetHostedBuildLogResponse",
+    "GetTournamentRequest", "GetTournamentResponse",
     "ListBotsRequest", "ListBotsResponse", "ListTournamentsRequest",
     "ListTournamentsResponse", "OperatorServiceServicer", "OperatorServiceStub",
     "ResumeTournamentRequest", "ResumeTournamentResponse", "StartTournamentRequest",
-    "StartTournamentResponse", "TournamentProgress", "WatchTournamentRequest",
+    "StartTournamentResponse", "SubmitHostedBotRequest", "SubmitHostedBotResponse",
+    "TournamentProgress", "WatchTournamentRequest",
     "WatchTournamentResponse", "add_to_server", "bot_info", "bot_state_name",
     "progress", "progress_to_dict", "status_name",
 ]

@@ -44,6 +44,12 @@ class TournamentCalls(Protocol):
     def WatchTournament(self, request: op.WatchTournamentRequest,
                         context: Context) -> AsyncIterator[op.WatchTournamentResponse]: ...
 
+    async def SubmitHostedBot(self, requests: AsyncIterator[op.SubmitHostedBotRequest],
+                              context: Context) -> op.SubmitHostedBotResponse: ...
+
+    async def GetHostedBuildLog(self, request: op.GetHostedBuildLogRequest,
+                                context: Context) -> op.GetHostedBuildLogResponse: ...
+
 
 class OperatorServicer(op.OperatorServiceServicer):
     """Lists connected bots. Tournament calls are delegated to ``server.tournaments``
@@ -90,6 +96,15 @@ class OperatorServicer(op.OperatorServiceServicer):
         handler = await self._tournaments(context)
         async for update in handler.WatchTournament(request, context):
             yield update
+
+    async def SubmitHostedBot(self, request_iterator: AsyncIterator[op.SubmitHostedBotRequest],
+                              context: Context) -> op.SubmitHostedBotResponse:
+        handler = await self._tournaments(context)
+        return await handler.SubmitHostedBot(request_iterator, context)
+
+    async def GetHostedBuildLog(self, request: op.GetHostedBuildLogRequest,
+                                context: Context) -> op.GetHostedBuildLogResponse:
+        return await (await self._tournaments(context)).GetHostedBuildLog(request, context)
 
     async def _tournaments(self, context: Context) -> TournamentCalls:
         await self.server.require_operator(context)

@@ -95,11 +95,13 @@ def slug(text: str) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class BotEntry:
-    """One ``[[bot]]``: a local bot (``command``) or a remote one (``tokens``)."""
+    """One ``[[bot]]``: a local bot (``command``), a remote one (``tokens``) or one
+    submitted to ``serve`` (``hosted``, which serve turns into a boxed local bot)."""
 
     name: str
     command: tuple[str, ...] | None = None
     tokens: tuple[str, ...] = ()
+    hosted: str | None = None
     cwd: str | None = None
     env: Mapping[str, str] = dataclasses.field(default_factory=dict)
     cpu_seconds: int | None = None
@@ -113,7 +115,10 @@ class BotEntry:
     box_tmp_mib: int = default_bot("box_tmp_mib")
 
     def __post_init__(self) -> None:
-        check_entrant(self.name, self.command, self.tokens)
+        if self.hosted is not None:
+            self._check_hosted()
+        check_entrant(self.name, self.command if self.hosted is None else (self.hosted,),
+                      self.tokens)
         if self.sandbox:
             if self.command is None:
                 raise ConfigError("sandbox", f"{self.name}: only a local bot (a command) "
@@ -130,6 +135,19 @@ class BotEntry:
             except ValueError as e:
                 raise ConfigError("sandbox", f"{self.name}: {e}") from None
 
+    def _check_hosted(self) -> None:
+        if not self.hosted:
+            raise ConfigError("hosted", f"{self.name}: hosted names a submitted version, "
+                                        f"NAME@N")
+        for key in ("command", "tokens", "cwd", "cpu_seconds", "memory_mb"):
+            if getattr(self, key):
+                raise ConfigError(key, f"{self.name}: a hosted bot runs its submitted code "
+                                       f"in a box: give hosted or {key}, not both")
+        try:
+            BoxLimits(**{field: getattr(self, key) for key, field in BOX_FIELDS.items()})
+        except ValueError as e:
+            raise ConfigError("hosted", f"{self.name}: {e}") from None
+
     def limits(self) -> BoxLimits | None:
         """The box of a sandboxed bot (None: not sandboxed)."""
         if not self.sandbox:
@@ -138,10 +156,14 @@ class BotEntry:
 
     @property
     def remote(self) -> bool:
-        return self.command is None
+        return self.command is None and self.hosted is None
 
     def entrant(self) -> Entrant:
         """The pool entrant: a local bot's command with its limits, or remote tokens."""
+        if self.hosted is not None:
+            raise ConfigError("hosted", f"{self.name}: hosted bots play on the serve they "
+                                        f"were submitted to: start the tournament there "
+                                        f"with euchre-harness ctl start")
         if self.command is None:
             return Entrant(self.name, None, self.tokens)
         return Entrant(self.name, BotCommand(self.command, cwd=self.cwd, env=dict(self.env),
@@ -274,6 +296,9 @@ class TournamentConfig:
         if not self.on_cluster:
             return
         for i, bot in enumerate(self.bots):
+            if bot.hosted is not None:
+                raise ConfigError(f"bot[{i}].hosted", f"{bot.name}: hosted bots play on "
+                                  "the serve they were submitted to, not on a cluster")
             if bot.command is None:
                 raise ConfigError(f"bot[{i}].tokens", f"{bot.name} is a remote bot: remote "
                                   "bots connect to this machine's referee, so a tournament "
@@ -284,7 +309,7 @@ class TournamentConfig:
         """The CPU clock needs every bot boxed; a box must not show the tournament's
         file (its seed derives every deal) or its results."""
         for i, bot in enumerate(self.bots):
-            if self.time_control.clock == "cpu" and not bot.sandbox:
+            if self.time_control.clock == "cpu" and not (bot.sandbox or bot.hosted):
                 raise ConfigError(f"bot[{i}].sandbox", f"{bot.name}: clock = \"cpu\" "
                                   f"measures each bot's box: every bot needs sandbox = true")
             if not bot.sandbox or bot.cwd is None:

@@ -241,6 +241,9 @@ BOT_OPTIONS: tuple[Option, ...] = (
     Option("command", "command", "a local bot: its command line (a string or an array)"),
     Option("tokens", "strings", "a remote bot: one token per seat instance", (),
            minimum=1, shown_default="none"),
+    Option("hosted", "str", "a bot submitted to the running serve (ctl submit), as its "
+           "version NAME@N: it plays in a box with the box_* limits (serve only)",
+           shown_default="none"),
     Option("cwd", "str", "working directory, relative to the file's folder",
            shown_default="the current directory"),
     Option("env", "table", "extra environment variables", shown_default="none"),

@@ -11,6 +11,8 @@ runs it in the background on the referee's own server; ``GetTournament``,
 tournaments of earlier runs included); ``CancelTournament`` stops one at once (finished
 games stay stored) and ``ResumeTournament`` continues one that is not running. A
 referee shutdown interrupts running tournaments; watchers get that last update.
+``SubmitHostedBot`` and ``GetHostedBuildLog`` keep and build uploaded bots
+(:mod:`harness.tournament.hosted`) that a configuration names with ``hosted``.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from harness.referee.arena import Arena
 from harness.results.summary import standings
 from harness.store import ResultsStore
 from harness.tournament.config import TournamentConfig, hash_tokens, load_config
+from harness.tournament.hosted import ServeHosting
 from harness.tournament.outputs import tournament_report
 from harness.tournament.runner import RunState, TournamentRunner, store_path
 
@@ -105,6 +108,7 @@ class TournamentService:
     def __init__(self, arena: Arena, output_root: Path) -> None:
         self.arena = arena
         self.output_root = output_root
+        self.hosting = ServeHosting(output_root)
         self._entries: dict[str, _Entry] = {}
         self._watchers = 0
         self._no_watchers = asyncio.Event()
@@ -321,6 +325,10 @@ class TournamentService:
         except HarnessError as e:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
             raise
+        try:
+            self.hosting.resolve(config)
+        except HarnessError as e:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(e))
         tid = config.id
         if self._known(tid) or self.folder(tid).exists():
             await context.abort(
@@ -335,7 +343,7 @@ class TournamentService:
                                               encoding="utf-8")
             (folder / OVERRIDES_FILE).write_text(json.dumps(overrides, indent=2) + "\n",
                                                  encoding="utf-8")
-            config = self._load(tid)
+            config = self.hosting.resolve(self._load(tid))
         except (HarnessError, OSError) as e:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                                 f"cannot set up tournament {tid!r} in {folder}: {e}")
@@ -360,7 +368,7 @@ class TournamentService:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                                 f"tournament {tid!r} is finished: every game is played")
         try:
-            config = self._load(tid)
+            config = self.hosting.resolve(self._load(tid))
         except (HarnessError, OSError, ValueError) as e:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                                 f"tournament {tid!r} cannot be resumed: {e}")
@@ -418,3 +426,11 @@ class TournamentService:
             self._watchers -= 1
             if not self._watchers:
                 self._no_watchers.set()
+
+    async def SubmitHostedBot(self, requests: AsyncIterator[op.SubmitHostedBotRequest],
+                              context: Context) -> op.SubmitHostedBotResponse:
+        return await self.hosting.submit(requests, context)
+
+    async def GetHostedBuildLog(self, request: op.GetHostedBuildLogRequest,
+                                context: Context) -> op.GetHostedBuildLogResponse:
+        return await self.hosting.build_log(request, context)

@@ -43,6 +43,7 @@ Rules of the conversation:
 
 from collections import abc as _abc
 from harness._generated.euchre.v1 import euchre_pb2 as _euchre_pb2
+from harness._generated.euchre.v1 import ladder_pb2 as _ladder_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
@@ -1746,3 +1747,111 @@ class ResumeTournamentResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ResumeTournamentResponse: _TypeAlias = ResumeTournamentResponse  # noqa: Y015
+
+@_typing.final
+class SubmitHostedBotRequest(_message.Message):
+    """---------------------------------------------------------------------------------------
+    OperatorService: hosted bots
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HEADER_FIELD_NUMBER: _builtins.int
+    CHUNK_FIELD_NUMBER: _builtins.int
+    chunk: _builtins.bytes
+    """The bundle's next bytes (at most 1 MiB each)."""
+    @_builtins.property
+    def header(self) -> _ladder_pb2.SubmitHeader:
+        """The first message; owner, description and concurrency are not used."""
+
+    def __init__(
+        self,
+        *,
+        header: _ladder_pb2.SubmitHeader | None = ...,
+        chunk: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "header", b"header", "part", b"part"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "header", b"header", "part", b"part"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_part: _TypeAlias = _typing.Literal["header", "chunk"]  # noqa: Y015
+    _WhichOneofArgType_part: _TypeAlias = _typing.Literal["part", b"part"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_part) -> _WhichOneofReturnType_part | None: ...
+
+Global___SubmitHostedBotRequest: _TypeAlias = SubmitHostedBotRequest  # noqa: Y015
+
+@_typing.final
+class SubmitHostedBotResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    BUILD_STATE_FIELD_NUMBER: _builtins.int
+    SHA256_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The new version, "NAME@N"."""
+    build_state: _builtins.str
+    """"building" or "ready"."""
+    sha256: _builtins.str
+    """The bundle's sha256 as stored."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        build_state: _builtins.str = ...,
+        sha256: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["build_state", b"build_state", "name", b"name", "sha256", b"sha256"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SubmitHostedBotResponse: _TypeAlias = SubmitHostedBotResponse  # noqa: Y015
+
+@_typing.final
+class GetHostedBuildLogRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """A hosted bot version, "NAME@N"."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetHostedBuildLogRequest: _TypeAlias = GetHostedBuildLogRequest  # noqa: Y015
+
+@_typing.final
+class GetHostedBuildLogResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BUILD_STATE_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
+    LOG_FIELD_NUMBER: _builtins.int
+    build_state: _builtins.str
+    """"building", "ready" or "build failed"."""
+    detail: _builtins.str
+    """Why a build failed, in one line (empty otherwise)."""
+    log: _builtins.str
+    """The build's output (the end of it when it was long); empty without a build step."""
+    def __init__(
+        self,
+        *,
+        build_state: _builtins.str = ...,
+        detail: _builtins.str = ...,
+        log: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["build_state", b"build_state", "detail", b"detail", "log", b"log"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetHostedBuildLogResponse: _TypeAlias = GetHostedBuildLogResponse  # noqa: Y015

@@ -149,6 +149,16 @@ class OperatorServiceStub:
                 request_serializer=euchre_dot_v1_dot_referee__pb2.ResumeTournamentRequest.SerializeToString,
                 response_deserializer=euchre_dot_v1_dot_referee__pb2.ResumeTournamentResponse.FromString,
                 _registered_method=True)
+        self.SubmitHostedBot = channel.stream_unary(
+                '/euchre.v1.OperatorService/SubmitHostedBot',
+                request_serializer=euchre_dot_v1_dot_referee__pb2.SubmitHostedBotRequest.SerializeToString,
+                response_deserializer=euchre_dot_v1_dot_referee__pb2.SubmitHostedBotResponse.FromString,
+                _registered_method=True)
+        self.GetHostedBuildLog = channel.unary_unary(
+                '/euchre.v1.OperatorService/GetHostedBuildLog',
+                request_serializer=euchre_dot_v1_dot_referee__pb2.GetHostedBuildLogRequest.SerializeToString,
+                response_deserializer=euchre_dot_v1_dot_referee__pb2.GetHostedBuildLogResponse.FromString,
+                _registered_method=True)
 
 
 class OperatorServiceServicer:
@@ -215,6 +225,23 @@ class OperatorServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SubmitHostedBot(self, request_iterator, context):
+        """Upload a bot's code (a bundle with a bot.toml, as LadderService.SubmitBot takes it:
+        a SubmitHeader, then chunks) as the next version of NAME, "NAME@N" (N from 1). It is
+        checked, stored and, when it has a build, built in a box; a tournament's [[bot]]
+        then names it with hosted = "NAME@N" and it plays in a box. Operator only.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetHostedBuildLog(self, request, context):
+        """A hosted bot version's build state and build log.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_OperatorServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -252,6 +279,16 @@ def add_OperatorServiceServicer_to_server(servicer, server):
                     servicer.ResumeTournament,
                     request_deserializer=euchre_dot_v1_dot_referee__pb2.ResumeTournamentRequest.FromString,
                     response_serializer=euchre_dot_v1_dot_referee__pb2.ResumeTournamentResponse.SerializeToString,
+            ),
+            'SubmitHostedBot': grpc.stream_unary_rpc_method_handler(
+                    servicer.SubmitHostedBot,
+                    request_deserializer=euchre_dot_v1_dot_referee__pb2.SubmitHostedBotRequest.FromString,
+                    response_serializer=euchre_dot_v1_dot_referee__pb2.SubmitHostedBotResponse.SerializeToString,
+            ),
+            'GetHostedBuildLog': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetHostedBuildLog,
+                    request_deserializer=euchre_dot_v1_dot_referee__pb2.GetHostedBuildLogRequest.FromString,
+                    response_serializer=euchre_dot_v1_dot_referee__pb2.GetHostedBuildLogResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -445,6 +482,60 @@ class OperatorService:
             '/euchre.v1.OperatorService/ResumeTournament',
             euchre_dot_v1_dot_referee__pb2.ResumeTournamentRequest.SerializeToString,
             euchre_dot_v1_dot_referee__pb2.ResumeTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SubmitHostedBot(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_unary(
+            request_iterator,
+            target,
+            '/euchre.v1.OperatorService/SubmitHostedBot',
+            euchre_dot_v1_dot_referee__pb2.SubmitHostedBotRequest.SerializeToString,
+            euchre_dot_v1_dot_referee__pb2.SubmitHostedBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetHostedBuildLog(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/euchre.v1.OperatorService/GetHostedBuildLog',
+            euchre_dot_v1_dot_referee__pb2.GetHostedBuildLogRequest.SerializeToString,
+            euchre_dot_v1_dot_referee__pb2.GetHostedBuildLogResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -142,6 +142,14 @@ class OperatorServiceStub:
     games are kept and only the missing ones are played. Returns at once. A running or
     finished tournament is refused with FAILED_PRECONDITION.
     """
+    SubmitHostedBot: _grpc.StreamUnaryMultiCallable[_referee_pb2.SubmitHostedBotRequest, _referee_pb2.SubmitHostedBotResponse]
+    """Upload a bot's code (a bundle with a bot.toml, as LadderService.SubmitBot takes it:
+    a SubmitHeader, then chunks) as the next version of NAME, "NAME@N" (N from 1). It is
+    checked, stored and, when it has a build, built in a box; a tournament's [[bot]]
+    then names it with hosted = "NAME@N" and it plays in a box. Operator only.
+    """
+    GetHostedBuildLog: _grpc.UnaryUnaryMultiCallable[_referee_pb2.GetHostedBuildLogRequest, _referee_pb2.GetHostedBuildLogResponse]
+    """A hosted bot version's build state and build log."""
 
 @_typing.type_check_only
 class OperatorServiceAsyncStub(OperatorServiceStub):
@@ -179,6 +187,14 @@ class OperatorServiceAsyncStub(OperatorServiceStub):
     games are kept and only the missing ones are played. Returns at once. A running or
     finished tournament is refused with FAILED_PRECONDITION.
     """
+    SubmitHostedBot: _aio.StreamUnaryMultiCallable[_referee_pb2.SubmitHostedBotRequest, _referee_pb2.SubmitHostedBotResponse]  # type: ignore[assignment]
+    """Upload a bot's code (a bundle with a bot.toml, as LadderService.SubmitBot takes it:
+    a SubmitHeader, then chunks) as the next version of NAME, "NAME@N" (N from 1). It is
+    checked, stored and, when it has a build, built in a box; a tournament's [[bot]]
+    then names it with hosted = "NAME@N" and it plays in a box. Operator only.
+    """
+    GetHostedBuildLog: _aio.UnaryUnaryMultiCallable[_referee_pb2.GetHostedBuildLogRequest, _referee_pb2.GetHostedBuildLogResponse]  # type: ignore[assignment]
+    """A hosted bot version's build state and build log."""
 
 class OperatorServiceServicer(metaclass=_abc_1.ABCMeta):
     """The service for people and programs that operate the referee: inspect connected bots
@@ -255,5 +271,25 @@ class OperatorServiceServicer(metaclass=_abc_1.ABCMeta):
         games are kept and only the missing ones are played. Returns at once. A running or
         finished tournament is refused with FAILED_PRECONDITION.
         """
+
+    @_abc_1.abstractmethod
+    def SubmitHostedBot(
+        self,
+        request_iterator: _MaybeAsyncIterator[_referee_pb2.SubmitHostedBotRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.SubmitHostedBotResponse, _abc.Awaitable[_referee_pb2.SubmitHostedBotResponse]]:
+        """Upload a bot's code (a bundle with a bot.toml, as LadderService.SubmitBot takes it:
+        a SubmitHeader, then chunks) as the next version of NAME, "NAME@N" (N from 1). It is
+        checked, stored and, when it has a build, built in a box; a tournament's [[bot]]
+        then names it with hosted = "NAME@N" and it plays in a box. Operator only.
+        """
+
+    @_abc_1.abstractmethod
+    def GetHostedBuildLog(
+        self,
+        request: _referee_pb2.GetHostedBuildLogRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.GetHostedBuildLogResponse, _abc.Awaitable[_referee_pb2.GetHostedBuildLogResponse]]:
+        """A hosted bot version's build state and build log."""
 
 def add_OperatorServiceServicer_to_server(servicer: OperatorServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

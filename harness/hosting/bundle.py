@@ -16,9 +16,9 @@ The manifest, at the root of the bundle (or of its one top-level folder)::
     command = ["python", "bot.py"]      # how to start the bot, run in the bundle's folder
     build = ["make"]                    # optional: run once, in a box, before it plays
 
-``runtime = "python"`` runs ``command`` with the ladder's own Python (``python`` or
+``runtime = "python"`` runs ``command`` with the referee's own Python (``python`` or
 ``python3`` first; the harness SDK and gRPC are importable), ``"node"`` with the
-ladder's Node.js (``node`` first; the bundle brings its ``node_modules``), ``"native"``
+referee's Node.js (``node`` first; the bundle brings its ``node_modules``), ``"native"``
 an executable of the bundle or of its build (a relative path first).
 """
 
@@ -69,7 +69,7 @@ class Manifest:
 
     def argv(self) -> tuple[str, ...]:
         """The command to start the bot with, its interpreter resolved on this machine:
-        the ladder's Python for ``python``, ``node`` on the PATH for ``node``, a native
+        the referee's Python for ``python``, ``node`` on the PATH for ``node``, a native
         executable as a path from the bot's folder."""
         first, rest = self.command[0], self.command[1:]
         if self.runtime == "native":
@@ -141,7 +141,7 @@ def parse_manifest(text: str) -> Manifest:
     first = command[0]
     if runtime == "python" and first not in ("python", "python3"):
         raise BundleError(f'{MANIFEST}: a python bot\'s command starts with "python" (the '
-                          f"ladder's Python runs it); got {first!r}")
+                          f"referee's Python runs it); got {first!r}")
     if runtime == "node" and first != "node":
         raise BundleError(f'{MANIFEST}: a node bot\'s command starts with "node"; got '
                           f"{first!r}")
@@ -178,7 +178,7 @@ def read_manifest(root: Path) -> Manifest:
         raise BundleError(f"{MANIFEST} is not UTF-8 text") from None
     manifest = parse_manifest(text)
     if manifest.runtime == "node" and shutil.which("node") is None:
-        raise BundleError("runtime \"node\": this ladder has no Node.js (node is not on its "
+        raise BundleError("runtime \"node\": this referee has no Node.js (node is not on its "
                           "PATH)")
     if manifest.runtime == "native" and not manifest.build:
         exe = root / manifest.command[0]

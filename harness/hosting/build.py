@@ -1,0 +1,91 @@
+"""Building a hosted bot version once, in a box, and where it then runs.
+
+The version's files are copied to a new folder of the uploads' ``tmp/``; its manifest's
+``build`` runs there in a box (no network, its time and memory capped; see
+:func:`harness.sandbox.run_build`) with its output in ``build.log`` and what it makes in
+``out/``, laid over a copy of the files in ``run/``. The folder is then moved to
+``builds/<version>/`` whatever the result, so the log stays readable. A build that fails
+(a non-zero exit, its time or memory cap, a native command it did not make) gives the
+state ``build failed`` with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.hosting.files import BUILD_FAILED, READY, BundleFiles, Hosted
+from harness.referee.botlog import CappedLog
+from harness.referee.process import BotCommand
+from harness.sandbox import BoxLimits, run_build
+
+__all__ = ["BUILD_LIMITS", "BuildPolicy", "bot_command", "build", "run_folder"]
+
+BUILD_LIMITS = BoxLimits(memory_mib=2048, pids=256, cpus=1.0, tmp_mib=512)
+"""A build's box: room for a compiler (2 GiB of memory, 256 processes, 512 MiB of
+``/tmp``), one core's worth of CPU, so that the games in play keep the rest."""
+
+
+@dataclass(frozen=True, slots=True)
+class BuildPolicy:
+    """How hosted bots are built and run: the build's wall-clock cap, and the box of the
+    build and of each bot process (the sandbox's defaults: equal for every hosted bot)."""
+
+    build_seconds: float = 600.0
+    build_limits: BoxLimits = BUILD_LIMITS
+    bot_limits: BoxLimits = field(default_factory=BoxLimits)
+
+
+async def build(files: BundleFiles, hosted: Hosted, policy: BuildPolicy) -> tuple[str, str]:
+    """Build ``hosted`` in a box; its new state and the reason for a failure."""
+    final = files.build_folder(hosted.name)
+    folder = files.tmp / f"build-{secrets.token_hex(8)}"
+    source = files.files(hosted)
+    try:
+        folder.mkdir(parents=True)
+        outcome = await run_build(source, hosted.manifest.build_argv(), policy.build_limits,
+                                  CappedLog(folder / "build.log"), policy.build_seconds,
+                                  output=folder / "out", env=hosted.manifest.env())
+        state, detail = (READY, "") if outcome.ok else (BUILD_FAILED, outcome.detail)
+        if state == READY:
+            run = folder / "run"
+            await asyncio.to_thread(_overlay, source, folder / "out", run)
+            if hosted.manifest.runtime == "native":
+                exe = run / hosted.manifest.command[0]
+                if not exe.is_file() or not os.access(exe, os.X_OK):
+                    state, detail = BUILD_FAILED, (f"the build made no executable "
+                                                   f"{hosted.manifest.command[0]!r}")
+        if final.exists():
+            await asyncio.to_thread(shutil.rmtree, final)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(folder, final)
+        return state, detail
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_folder(files: BundleFiles, hosted: Hosted) -> Path:
+    """Where ``hosted`` runs: its files with its build's output over them, or its
+    unpacked files when it has no build."""
+    if hosted.manifest.build:
+        return files.build_folder(hosted.name) / "run"
+    return files.files(hosted)
+
+
+def bot_command(files: BundleFiles, hosted: Hosted, limits: BoxLimits) -> BotCommand:
+    """How a ready version's processes start: its manifest's command, in its folder, in
+    a box of ``limits``."""
+    return BotCommand(hosted.manifest.argv(), cwd=str(run_folder(files, hosted)),
+                      env=hosted.manifest.env(), sandbox=limits)
+
+
+def _overlay(files: Path, output: Path, run: Path) -> None:
+    """``run``: a copy of ``files`` with ``output`` (a build's) copied over it."""
+    shutil.copytree(files, run, symlinks=True)
+    if output.is_dir():
+        shutil.copytree(output, run, symlinks=True, dirs_exist_ok=True)
+    run.chmod(0o755)

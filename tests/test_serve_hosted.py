@@ -1,0 +1,174 @@
+"""Hosted bots on a running ``serve``: the Python sample bot submitted with ``ctl submit``
+over real gRPC, built in a box, named by a tournament started with ``ctl start`` (``[[bot]]
+hosted = "NAME@N"``) and played in a box, its games stored without a fault; a version
+whose build failed is refused by ``ctl start`` with the reason; a build cut by kill -9
+runs again after a restart.
+
+Boxes need bubblewrap and cgroups (root): without them these tests skip, except in CI
+(``CI`` set), where they fail."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from sandbox_support import require_boxes
+from serve_support import Serve, ctl, end, stub, watch_until
+from submit_support import python_bot
+
+from harness.protocol import operator as op
+from harness.store import ResultsStore
+from harness.tournament.runner import store_path
+
+BUILT = ('runtime = "python"\ncommand = ["python", "start.py"]\n'
+         'build = ["python", "-c", "open(\'/out/built.txt\', \'w\').write(\'built\')"]\n')
+START = """import os, runpy, sys
+print("where", os.getcwd(), os.getuid(), open("built.txt").read(), flush=True)
+sys.argv = ["random_bot.py"]
+runpy.run_path("random_bot.py", run_name="__main__")
+"""
+FAILING_BUILD = ('runtime = "python"\ncommand = ["python", "random_bot.py"]\n'
+                 'build = ["python", "-c", "import sys; print(\'compiling the bot\'); '
+                 'sys.exit(3)"]\n')
+TOURNAMENT = """name = "{name}"
+games = 2
+tc = "5+10"
+[rules]
+form = "two-handed"
+target = 3
+[[bot]]
+name = "uploaded"
+hosted = "{hosted}"
+[[bot]]
+name = "heuristic"
+command = "{{python}} -m sample_bots.heuristic_bot"
+"""
+
+
+class HostServe(Serve):
+    """A running ``serve`` that knows its output folder."""
+
+    def __init__(self, output: Path) -> None:
+        super().__init__(output)
+        self.output = output
+
+
+@pytest.fixture(scope="module")
+def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostServe]:
+    require_boxes()
+    server = HostServe(tmp_path_factory.mktemp("serve-hosted") / "out")
+    try:
+        server.wait_listening()
+        yield server
+    finally:
+        server.kill()
+
+
+def submitted(server: Serve, folder: Path, name: str) -> str:
+    """``ctl submit`` ``folder`` as ``name``; the new version, once its build has ended."""
+    done = ctl(server.address, "submit", name, str(folder))
+    assert done.returncode == 0, done.stderr
+    version = done.stdout.strip()
+    assert version.startswith(f"{name}@"), done.stdout
+    server.wait_for(lambda: json.loads(ctl(server.address, "--json", "build-log", version)
+                                       .stdout)["build_state"] != "building",
+                    f"{version}'s build")
+    return version
+
+
+def start(server: Serve, folder: Path, name: str, hosted: str
+          ) -> subprocess.CompletedProcess[str]:
+    path = folder / f"{name}.toml"
+    path.write_text(TOURNAMENT.format(name=name, hosted=hosted), encoding="utf-8")
+    return ctl(server.address, "start", str(path))
+
+
+def test_a_submitted_bot_plays_a_tournament_in_a_box(running: HostServe, tmp_path: Path) -> None:
+    folder = python_bot(tmp_path / "py", BUILT)
+    (folder / "start.py").write_text(START)
+    version = submitted(running, folder, "uploaded-py")
+    assert version == "uploaded-py@1"
+    log = ctl(running.address, "build-log", version)
+    assert log.returncode == 0 and f"{version}: ready" in log.stderr, log.stderr
+    # The next submission is the next version.
+    assert submitted(running, python_bot(tmp_path / "py2"), "uploaded-py") == "uploaded-py@2"
+
+    started = start(running, tmp_path, "hosted-serve", version)
+    assert started.returncode == 0, started.stderr
+    with grpc.insecure_channel(running.address) as channel:
+        final = watch_until(stub(channel), "hosted-serve")
+    assert op.status_name(final.status) == "finished", final.detail
+    with ResultsStore(store_path(running.output / "hosted-serve")) as store:
+        games = list(store.games("hosted-serve"))
+    assert len(games) == final.games_done == final.games_total >= 2
+    assert all("uploaded" in g.seats for g in games)
+    assert [f for g in games for f in g.faults] == []
+    assert {g.termination.value for g in games} == {"normal"}
+    # It ran in a box (as nobody, in /bot), from its files with its build's output.
+    logs = list((running.output / "hosted-serve" / "logs").rglob("uploaded-*.log"))
+    assert logs, "the hosted bot's log"
+    assert all("where /bot 65534 built" in p.read_text() for p in logs)
+
+
+def test_a_failed_build_is_refused_at_start(running: HostServe, tmp_path: Path) -> None:
+    version = submitted(running, python_bot(tmp_path / "broken", FAILING_BUILD), "broken")
+    log = ctl(running.address, "build-log", version)
+    assert "compiling the bot" in log.stdout and f"{version}: build failed" in log.stderr
+    refused = start(running, tmp_path, "with-broken", version)
+    assert refused.returncode != 0
+    assert f"uploaded: {version} did not build: the build failed (exit code 3)" \
+        in refused.stderr, refused.stderr
+    unknown = start(running, tmp_path, "with-unknown", "nobody@1")
+    assert unknown.returncode != 0 and "has no hosted bot 'nobody@1'" in unknown.stderr
+    assert not (running.output / "with-broken").exists()
+
+
+def test_hosted_is_for_serve_only(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text(TOURNAMENT.format(name="local", hosted="x@1"), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "run", str(path), "--output", str(tmp_path / "o")],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode != 0 and "hosted bots play on the serve" in done.stderr, done.stderr
+
+
+SLOW_BUILD = ('runtime = "python"\ncommand = ["python", "random_bot.py"]\n'
+              'build = ["python", "-c", "import time; time.sleep(600)"]\n')
+
+
+def test_a_build_cut_by_kill_9_runs_again_after_a_restart(tmp_path: Path) -> None:
+    require_boxes()
+    output = tmp_path / "out"
+    first = HostServe(output)
+    second = None
+    try:
+        first.wait_listening()
+        done = ctl(first.address, "submit", "phoenix", str(python_bot(tmp_path / "py",
+                                                                      SLOW_BUILD)))
+        assert done.returncode == 0 and done.stdout.strip() == "phoenix@1", done.stderr
+        first.wait_for(lambda: list((output / ".uploads" / "tmp").glob("build-*")),
+                       "the build to start")
+        first.stop(signal.SIGKILL)
+        # The record survives, still building; the version's build is made again (here
+        # with a quicker build command, as the bundle's record says what to run).
+        record = output / ".uploads" / "versions" / "phoenix@1.json"
+        data = json.loads(record.read_text())
+        assert data["state"] == "building"
+        data["build"] = ["python", "-c", "print('built again')"]
+        record.write_text(json.dumps(data))
+        second = HostServe(output)
+        second.wait_listening()
+        assert not list((output / ".uploads" / "tmp").iterdir())  # swept at start
+        second.wait_for(lambda: json.loads(ctl(second.address, "--json", "build-log",
+                                               "phoenix@1").stdout)["build_state"] == "ready",
+                        "the build to run again")
+        log = ctl(second.address, "build-log", "phoenix@1")
+        assert "built again" in log.stdout, log.stdout
+    finally:
+        end([first, second])
