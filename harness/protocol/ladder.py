@@ -13,7 +13,6 @@ from harness._generated.euchre.v1 import ladder_pb2_grpc as _lrpc
 from harness._generated.euchre.v1.ladder_pb2 import (
     BotBenched,
     BotConnected,
-    BundleFormat,
     GameFinished,
     GetBuildLogRequest,
     GetBuildLogResponse,
@@ -39,10 +38,10 @@ from harness._generated.euchre.v1.ladder_pb2 import (
     RotateTokenResponse,
     SubmitBotRequest,
     SubmitBotResponse,
-    SubmitHeader,
     WatchLadderRequest,
     WatchLadderResponse,
 )
+from harness._generated.euchre.v1.referee_pb2 import BundleFormat, SubmitHeader
 
 __all__ = [
     "BUNDLE_FORMATS", "SERVICE_NAME", "BotBenched", "BotConnected", "BundleFormat",

@@ -19,10 +19,10 @@ SubmitBot and GetBuildLog also accept a bot's own token in place of the operator
 """
 
 from collections import abc as _abc
+from harness._generated.euchre.v1 import referee_pb2 as _referee_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
-from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -33,26 +33,6 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
-
-class _BundleFormat:
-    ValueType = _typing.NewType("ValueType", _builtins.int)
-    V: _TypeAlias = ValueType  # noqa: Y015
-
-class _BundleFormatEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_BundleFormat.ValueType], _builtins.type):
-    DESCRIPTOR: _descriptor.EnumDescriptor
-    BUNDLE_FORMAT_UNSPECIFIED: _BundleFormat.ValueType  # 0
-    BUNDLE_FORMAT_TAR_GZ: _BundleFormat.ValueType  # 1
-    """A gzip-compressed tar archive."""
-    BUNDLE_FORMAT_ZIP: _BundleFormat.ValueType  # 2
-
-class BundleFormat(_BundleFormat, metaclass=_BundleFormatEnumTypeWrapper):
-    """How a submitted bundle is packed."""
-
-BUNDLE_FORMAT_UNSPECIFIED: BundleFormat.ValueType  # 0
-BUNDLE_FORMAT_TAR_GZ: BundleFormat.ValueType  # 1
-"""A gzip-compressed tar archive."""
-BUNDLE_FORMAT_ZIP: BundleFormat.ValueType  # 2
-Global___BundleFormat: _TypeAlias = BundleFormat  # noqa: Y015
 
 @_typing.final
 class LadderBot(_message.Message):
@@ -711,50 +691,6 @@ class WatchLadderResponse(_message.Message):
 Global___WatchLadderResponse: _TypeAlias = WatchLadderResponse  # noqa: Y015
 
 @_typing.final
-class SubmitHeader(_message.Message):
-    """What SubmitBot's first message says about the bundle that follows."""
-
-    DESCRIPTOR: _descriptor.Descriptor
-
-    NAME_FIELD_NUMBER: _builtins.int
-    FORMAT_FIELD_NUMBER: _builtins.int
-    SIZE_FIELD_NUMBER: _builtins.int
-    SHA256_FIELD_NUMBER: _builtins.int
-    OWNER_FIELD_NUMBER: _builtins.int
-    DESCRIPTION_FIELD_NUMBER: _builtins.int
-    CONCURRENCY_FIELD_NUMBER: _builtins.int
-    name: _builtins.str
-    """The bot (any of its versions) whose next version this is; for the operator, a new
-    name registers a new bot.
-    """
-    format: Global___BundleFormat.ValueType
-    size: _builtins.int
-    """The bundle's size in bytes, and the sha256 of its bytes (64 hex digits)."""
-    sha256: _builtins.str
-    owner: _builtins.str
-    """For a new bot only (see RegisterBotRequest)."""
-    description: _builtins.str
-    concurrency: _builtins.int
-    def __init__(
-        self,
-        *,
-        name: _builtins.str = ...,
-        format: Global___BundleFormat.ValueType = ...,
-        size: _builtins.int = ...,
-        sha256: _builtins.str = ...,
-        owner: _builtins.str = ...,
-        description: _builtins.str = ...,
-        concurrency: _builtins.int = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "description", b"description", "format", b"format", "name", b"name", "owner", b"owner", "sha256", b"sha256", "size", b"size"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-Global___SubmitHeader: _TypeAlias = SubmitHeader  # noqa: Y015
-
-@_typing.final
 class SubmitBotRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -763,13 +699,13 @@ class SubmitBotRequest(_message.Message):
     chunk: _builtins.bytes
     """The bundle's next bytes (at most 1 MiB each)."""
     @_builtins.property
-    def header(self) -> Global___SubmitHeader:
+    def header(self) -> _referee_pb2.SubmitHeader:
         """The first message."""
 
     def __init__(
         self,
         *,
-        header: Global___SubmitHeader | None = ...,
+        header: _referee_pb2.SubmitHeader | None = ...,
         chunk: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "header", b"header", "part", b"part"]  # noqa: Y015
