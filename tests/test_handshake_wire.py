@@ -109,3 +109,60 @@ def test_two_simultaneous_hellos_with_one_token_get_one_welcome(tmp_path: Path) 
                 for c in channels:
                     await c.close()
     run(go())
+
+
+class OneWriteAtATime:
+    """A servicer context that, like grpc's, refuses a write while another is in flight
+    (GRPC_CALL_ERROR_TOO_MANY_OPERATIONS); its first write (the Welcome) is held until
+    ``release`` is set, as a loaded machine can hold it."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.in_flight = False
+        self.written: list[str] = []
+
+    def peer(self) -> str:
+        return "ipv4:127.0.0.1:50000"
+
+    async def write(self, message: ConnectResponse) -> None:
+        if self.in_flight:
+            raise RuntimeError("a write while another is in flight")
+        self.in_flight = True
+        try:
+            if not self.written:
+                await self.release.wait()
+            self.written.append(message.WhichOneof("payload"))
+        finally:
+            self.in_flight = False
+
+
+def test_a_game_never_writes_to_a_stream_before_its_welcome_is_sent(tmp_path: Path) -> None:
+    """A seat is claimed before its Welcome goes out; a game that takes the seat then must
+    wait for the Welcome, never write beside it (that ended the stream and charged the
+    bot a disconnect)."""
+    from harness.referee.server import RefereeServicer
+
+    async def go() -> list[str]:
+        async with arena(tmp_path, ("random", RANDOM, 1)) as a:
+            a.add(Entrant("remote", tokens=(TOKEN,)), 1)
+            inst = a.pool.instances("remote")[0]
+            context = OneWriteAtATime()
+            handshake = asyncio.ensure_future(RefereeServicer(a.server)._handshake(
+                messages.hello("slow-welcome", "1", TOKEN), context))  # type: ignore[arg-type]
+            await wait_until(lambda: inst.slot.live, 30.0, "the seat to be claimed")
+
+            async def game() -> None:
+                await a.pool.ready(inst)
+                assert inst.slot.session is not None
+                await inst.slot.session.send(messages.shutdown("a game's first message"))
+
+            playing = asyncio.ensure_future(game())
+            for _ in range(20):  # let the game run as far as it can
+                await asyncio.sleep(0)
+            context.release.set()
+            session = await handshake
+            await playing
+            assert session is not None and not session.closed.is_set(), session
+            return list(context.written)  # (the arena says goodbye as it closes)
+
+    assert asyncio.run(go()) == ["welcome", "shutdown"]

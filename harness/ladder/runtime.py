@@ -264,7 +264,7 @@ class LadderRuntime:
         of a house bot, which the pool starts on demand)."""
         remote = arena.pool.entrants[name].remote
         return sum(1 for i in arena.pool.instances(name)
-                   if not i.busy and (not remote or i.slot.live))
+                   if not i.busy and (not remote or i.slot.ready))
 
     def _candidates(self, arena: Arena, cluster_sets: int | None = None) -> list[Candidate]:
         """The connected bots with their free seats on the ladder's referee; with

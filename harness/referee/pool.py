@@ -139,7 +139,7 @@ class BotPool:
         """Make sure the instance has a live stream: (re)start a local bot whose process
         is gone or whose stream closed; wait for a remote one. Raises BotStartupError."""
         slot = inst.slot
-        if slot.live and (inst.process is None or inst.process.alive):
+        if slot.ready and (inst.process is None or inst.process.alive):
             return
         if inst.entrant.remote:
             try:

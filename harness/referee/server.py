@@ -25,7 +25,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from harness import __version__
-from harness.errors import HarnessError
+from harness.errors import BotTerminatedError, HarnessError
 from harness.protocol import (
     MAX_MESSAGE_BYTES,
     PROTOCOL_VERSION,
@@ -157,9 +157,11 @@ class RefereeServicer(RefereeServiceServicer):
                           context.peer(), bundles=hello.capabilities.bundles,
                           max_message_bytes=self.server.max_message_bytes)
         slot.claim(session)
-        try:
-            await context.write(messages.welcome(session.id, __version__))
-        except BaseException as e:  # the RPC is gone (grpc raises various errors here)
+        try:  # through the session's write lock: nothing else is written before it
+            await session.send(messages.welcome(session.id, __version__))
+        except BotTerminatedError:  # the RPC is gone; send closed the session
+            return None
+        except BaseException as e:  # cancelled while sending
             session.close(f"the Welcome could not be sent: {e!r}")
             raise
         slot.attach(session)

@@ -78,6 +78,12 @@ class Slot:
     def live(self) -> bool:
         return self.session is not None and not self.session.closed.is_set()
 
+    @property
+    def ready(self) -> bool:
+        """Live and welcomed: a game may write to the stream (a claimed stream whose
+        Welcome is still being sent is live, not ready)."""
+        return self.live and self._connected.is_set()
+
     def claim(self, session: Session) -> None:
         """Take the seat for ``session`` (it is live from now on), before its Welcome is
         sent: the handshake checks and claims with no await in between."""
