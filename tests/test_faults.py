@@ -128,9 +128,11 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> Iterator[Sent]:
     original = Session.send
 
     async def send(self: Session, message: rpb.ConnectResponse) -> None:
-        # A Bundle (to bots that take them) is recorded as the messages it holds.
-        inner = (list(message.bundle.messages) if message.WhichOneof("payload") == "bundle"
-                 else [message])
+        # A Bundle (to bots that take them) is recorded as the messages it holds; the
+        # handshake's Welcome is not recorded (only what games send).
+        kind = message.WhichOneof("payload")
+        inner = (list(message.bundle.messages) if kind == "bundle"
+                 else [] if kind == "welcome" else [message])
         rec.by_slot.setdefault((self.slot.name, self.slot.instance), []).extend(inner)
         await original(self, message)
 
