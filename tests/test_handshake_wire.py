@@ -131,7 +131,7 @@ class OneWriteAtATime:
         try:
             if not self.written:
                 await self.release.wait()
-            self.written.append(message.WhichOneof("payload"))
+            self.written.append(str(message.WhichOneof("payload")))
         finally:
             self.in_flight = False
 

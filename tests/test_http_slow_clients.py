@@ -4,7 +4,9 @@ slow clients (tests/slow_clients.py: request heads sent one byte every 5 s and n
 finished, dialed again when closed) attack the page, from one address (the ladder's
 test: the cap per address holds them, and another address still gets the page) or from
 100 (serve's: the cap of all connections holds them). Games per second during the
-attack stay at least half the rate before it (a ratio measured from the store), no game
+attack stay at least a quarter of the rate before it (a ratio measured from the store;
+the attack this guards against took it under a thirtieth, and other work on a shared
+machine moves it by up to half between two windows), no game
 has a fault, the page answers or refuses within 5 s, slow connections are cut, and
 stderr grows by under 1 MB, although 100 malformed requests, each of which makes
 aiohttp log an error with a traceback, come first (it is written once, then counted).
@@ -35,6 +37,7 @@ from harness.tournament.runner import store_path
 FILE_LIMIT = 1024
 SLOW_CLIENTS = 1100
 WINDOW_S = 5.0  # games are counted over windows this long
+SLOWDOWN_ALLOWED = 4  # the rate during the attack may fall to a quarter, never below
 PAGE_TIMEOUT_S = 5.0
 STDERR_GROWTH = 1 << 20
 
@@ -136,7 +139,7 @@ def attack(port: int, api: str, store: Path, log: Path, folder: Path, *,
         other_address = page(port, api, "127.0.0.2")
         seen = counts()
     growth = log.stat().st_size - logged
-    assert during >= before / 2, (before, during)
+    assert during >= before / SLOWDOWN_ALLOWED, (before, during)
     assert same_address in (200, 503, "closed")
     if addresses == 1:
         assert other_address == 200

@@ -82,11 +82,10 @@ class Submissions:
                          "the first message of SubmitBot must be its header")
         header = first.header
         await self._authorize(context, header.name)
-        fmt = lp.bundle_format(header.format)
-        if not fmt:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
-                         f"the header's format must be one of "
-                         f"{', '.join(lp.BUNDLE_FORMATS)}")
+        try:
+            fmt = lp.header_format(header.format)
+        except ValueError as e:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
         try:
             stored, (entrant, token) = await self._receive(requests, header, fmt)
         except BundleTooLarge as e:

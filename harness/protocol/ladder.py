@@ -72,6 +72,15 @@ def bundle_format(value: int) -> str:
     return next((name for name, number in BUNDLE_FORMATS.items() if number == value), "")
 
 
+def header_format(value: int) -> str:
+    """The format name of a SubmitHeader's ``format``; ValueError (saying which formats
+    there are) if it is unset or unknown."""
+    name = bundle_format(value)
+    if not name:
+        raise ValueError(f"the header's format must be one of {', '.join(BUNDLE_FORMATS)}")
+    return name
+
+
 def bot(*, name: str, base: str, version: int, owner: str, description: str,
         concurrency: int, created_at: str, retired: bool,
         build_state: str | None = None) -> LadderBot:

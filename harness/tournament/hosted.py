@@ -179,11 +179,10 @@ class ServeHosting:
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                          f"a hosted bot's name is 1-64 letters, digits, '.', '_' or '-' "
                          f"(no @N: each submission is the next version); got {base!r}")
-        fmt = lp.bundle_format(header.format)
-        if not fmt:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
-                         f"the header's format must be one of "
-                         f"{', '.join(lp.BUNDLE_FORMATS)}")
+        try:
+            fmt = lp.header_format(header.format)
+        except ValueError as e:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
         try:
             check_available()
         except HarnessError as e:
