@@ -297,7 +297,7 @@ def offline(args: argparse.Namespace) -> None:
         assert current is not None
         start = time.process_time()
         connected = [Candidate(n, current.elo.get(n, 0.0), current.ci95.get(n, math.inf),
-                               mm.appearances(n), 2) for n in names]
+                               mm.sets_played(n), 2) for n in names]
         chosen = mm.next_sets(connected, 1)
         choose += time.process_time() - start
         for deal_set in chosen:

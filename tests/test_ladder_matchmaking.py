@@ -54,6 +54,24 @@ def test_no_pairing_is_played_beyond_its_share() -> None:
                                           if bot in pair)
 
 
+@pytest.mark.parametrize(("form", "partnerships"), [("four-handed", "same"),
+                                                    ("cutthroat", "same"),
+                                                    ("four-handed", "mixed")])
+def test_a_bots_sets_played_count_each_set_once_whatever_the_table(
+        form: str, partnerships: str) -> None:
+    """Provisional status counts deal sets; in cutthroat (3 bots) and mixed partnerships
+    (4) a set meets several others, so it is several pair appearances but one set."""
+    ratings = {f"b{i}": 50.0 * i for i in range(7)}
+    mm = Matchmaker(form, partnerships=partnerships)
+    sets = _play(mm, ratings, rounds=30, slots=1)
+    assert sum(sets.values()) == 30 * mm.bots_per_set
+    for bot in ratings:
+        assert mm.sets_played(bot) == sets[bot]
+        assert mm.appearances(bot) == sets[bot] * (mm.bots_per_set - 1)
+    restored = Matchmaker(form, partnerships=partnerships, pair_counts=mm.pair_counts)
+    assert all(restored.sets_played(bot) == sets[bot] for bot in ratings)
+
+
 def test_close_ratings_are_preferred_but_far_pairings_still_happen() -> None:
     ratings = {"a": 0.0, "b": 10.0, "c": 600.0, "d": 610.0}
     mm = Matchmaker("four-handed")

@@ -271,3 +271,41 @@ def test_a_ladder_without_house_bots_pairs_the_registered_bots_that_dial_in(
 
     complete = [s for s in asyncio.run(scenario()) if s.status is SetStatus.COMPLETE]
     assert complete and all(set(s.base) == {"p", "q"} for s in complete)
+
+
+def test_with_house_vs_house_off_every_set_seats_a_visitor(tmp_path: Path) -> None:
+    """``house_vs_house = false``: the house bots play only the bots that dial in, so a
+    ladder nobody has dialed into is idle; a cluster (house-only sets) is refused with it."""
+    path = tmp_path / "ladder.toml"
+    path.write_text(f'name = "quiet"\noutput = "{tmp_path / "out"}"\nconcurrency = 2\n'
+                    f'tc = "5+30"\n[ladder]\nhouse_vs_house = false\n[rules]\ntarget = 3\n'
+                    '[[bot]]\nname = "house-a"\ncommand = "{python} -m sample_bots.random_bot"\n'
+                    '[[bot]]\nname = "house-b"\ncommand = "{python} -m sample_bots.random_bot"\n')
+    with pytest.raises(ConfigError, match="nothing to do") as err:
+        settings_from(load_config(path, {"cluster.workers": "2"}, for_ladder=True),
+                      host="127.0.0.1", port=0)
+    assert err.value.option == "ladder.house_vs_house"
+    settings = dataclasses.replace(
+        settings_from(load_config(path, for_ladder=True), host="127.0.0.1", port=0),
+        poll_seconds=0.05)
+    assert not settings.house_vs_house and len(settings.house) == 2
+    with LadderStore(settings.store) as store:
+        _, token = Registry(store).register("visitor", "ann", concurrency=2)
+
+    async def scenario() -> list[StoredSet]:
+        stop = asyncio.Event()
+        address: list[str] = []
+        runtime = LadderRuntime(settings, stop=stop, on_listen=address.append)
+        ladder = asyncio.ensure_future(runtime.run())
+        await _until(lambda: address)
+        # The ladder has matched many times by now; house-a and house-b could have met.
+        await _until(lambda: runtime.arena is not None and runtime.matchmaker is not None)
+        bots = [asyncio.ensure_future(play_session(RandomBot(i), address[0], token.reveal()))
+                for i in range(2)]
+        await _until(lambda: sum(s.status is SetStatus.COMPLETE
+                                 for s in runtime.sets.sets()) >= 2)
+        return await _stop(runtime, stop, ladder, bots)
+
+    sets = asyncio.run(scenario())
+    assert len([s for s in sets if s.status is SetStatus.COMPLETE]) >= 2
+    assert all("visitor" in s.base for s in sets), [s.base for s in sets]

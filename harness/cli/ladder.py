@@ -131,10 +131,17 @@ def settings_from(config: TournamentConfig, *, host: str, port: int) -> LadderSe
     for key in ("cluster_retry_seconds", "build_seconds"):
         if not config.ladder[key] > 0:
             raise ConfigError(f"ladder.{key}", f"must be > 0; got {config.ladder[key]}")
+    house_vs_house = config.ladder["house_vs_house"]
+    if not house_vs_house and (config.scheduler or config.workers):
+        raise ConfigError("ladder.house_vs_house", "a Dask cluster plays only sets of house "
+                                                   "bots, so with house_vs_house = false it "
+                                                   "would have nothing to do; set one or "
+                                                   "the other")
     retry = config.ladder["cluster_retry_seconds"]
     build = BuildPolicy(build_seconds=config.ladder["build_seconds"])
     settings = LadderSettings(
         matchmaking=matchmaking, quarantine=quarantine, cluster_retry_seconds=retry,
+        house_vs_house=house_vs_house,
         upload_max_bytes=config.ladder["upload_max_mib"] << 20, build=build,
         store=config.output / STORE_NAME, log_dir=config.output / "logs",
         rules=config.rules, time_control=config.time_control,

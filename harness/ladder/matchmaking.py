@@ -203,6 +203,11 @@ class Matchmaker:
         """Sets ``name`` has played, counted once per other bot at the table."""
         return self._appearances[name]
 
+    def sets_played(self, name: str) -> int:
+        """Deal sets ``name`` has played (each set meets ``bots_per_set - 1`` others, so
+        in cutthroat and mixed partnerships a set is more than one appearance)."""
+        return self._appearances[name] // (self.bots_per_set - 1)
+
     # ------------------------------------------------------------------ choice
 
     def _cost(self, a: Candidate, b: Candidate, share: float) -> float:

@@ -90,6 +90,9 @@ class LadderSettings:
     concurrency: int = 2
     ladder_id: str = "ladder"
     house: tuple[tuple[Entrant, int], ...] = ()
+    # False: every set seats a registered (or hosted) bot; house bots never play each
+    # other alone, so a ladder nobody has dialed into plays nothing.
+    house_vs_house: bool = True
     matchmaking: Policy = field(default_factory=Policy)
     quarantine: QuarantinePolicy = field(default_factory=QuarantinePolicy)
     host: str = "127.0.0.1"
@@ -285,7 +288,7 @@ class LadderRuntime:
                     else self.settings.seats_per_bot * cluster_sets)
             rating, ci95 = self._estimate(entrant)
             out.append(Candidate(entrant.name, rating, ci95,
-                                 self.matchmaker.appearances(entrant.name), free))
+                                 self.matchmaker.sets_played(entrant.name), free))
         return out
 
     def _estimate(self, entrant: RegisteredBot) -> tuple[float, float]:
@@ -406,8 +409,9 @@ class LadderRuntime:
             return
         candidates = self._candidates(arena)
         registered = {c.name for c in candidates if c.name not in self._house}
+        focused = cluster is not None or not s.house_vs_house
         for deal_set in self.matchmaker.next_sets(
-                candidates, local, focus=registered if cluster is not None else None):
+                candidates, local, focus=registered if focused else None):
             self._start(arena, deal_set, on_cluster=False)
         if cluster is not None:
             free = cluster.capacity() - sum(1 for c in self._running.values() if c)

@@ -209,6 +209,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("ladder.cluster_retry_seconds", "float", "ladder: how often a ladder that lost "
            "its Dask scheduler tries it again (in between, its referee plays every set)",
            RETRY_SECONDS),
+    Option("ladder.house_vs_house", "bool", "ladder: house bots also play sets of their "
+           "own (false: every set seats a registered or hosted bot, and a ladder that "
+           "none has dialed into is idle)", True),
     Option("ladder.upload_max_mib", "int", "ladder: the largest bundle a hosted bot may be "
            "submitted as (ctl submit), in MiB", 50, minimum=1),
     Option("ladder.build_seconds", "float", "ladder: a hosted bot's build is stopped, and "
