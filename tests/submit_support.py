@@ -27,6 +27,8 @@ command = "{python} -m sample_bots.random_bot"
 name = "heuristic"
 command = "{python} -m sample_bots.heuristic_bot"
 """
+QUIET_HOUSE = "[ladder]\nhouse_vs_house = false\n" + HOUSE
+"""The same house bots, playing only the hosted and registered bots (not each other)."""
 
 
 class HostLadder(Started):

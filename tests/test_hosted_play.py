@@ -23,7 +23,16 @@ from typing import Any
 import pytest
 from sandbox_support import require_boxes
 from serve_support import REPO, WAIT_S, end
-from submit_support import HOUSE, OPERATOR_TOKEN, HostLadder, bearer, python_bot, submit, tar_gz
+from submit_support import (
+    HOUSE,
+    OPERATOR_TOKEN,
+    QUIET_HOUSE,
+    HostLadder,
+    bearer,
+    python_bot,
+    submit,
+    tar_gz,
+)
 from test_cpp_bot import cpp_bot  # noqa: F401  (a fixture: the executable, built once)
 
 from harness.protocol import ladder as lp
@@ -58,9 +67,10 @@ def ladder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostLadder]:
 @pytest.fixture(scope="module", params=FORMS)
 def form_ladder(request: pytest.FixtureRequest,
                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostLadder]:
-    """A ladder of each form with the random and heuristic house bots."""
+    """A ladder of each form with the random and heuristic house bots, which play only
+    the hosted bots."""
     require_boxes()
-    running = HostLadder(tmp_path_factory.mktemp(f"hosted-{request.param}"), HOUSE,
+    running = HostLadder(tmp_path_factory.mktemp(f"hosted-{request.param}"), QUIET_HOUSE,
                          form=request.param)
     try:
         yield running
@@ -184,8 +194,8 @@ def _cpp_folder(folder: Path) -> Path:
     shutil.copytree(REPO / "proto", folder / "proto")
     (folder / "bot.toml").write_text(
         'runtime = "native"\ncommand = ["build/random_bot"]\n'
-        'build = ["sh", "-c", "cmake -S sample_bots/cpp -B /out/build && '
-        'cmake --build /out/build"]\n')
+        'build = ["sh", "-c", "cmake -S sample_bots/cpp -B /out/build '
+        '-DCMAKE_BUILD_TYPE=Debug && cmake --build /out/build -j 2"]\n')
     return folder
 
 
@@ -224,7 +234,7 @@ def test_a_hosted_bot_is_never_handed_to_a_stream(ladder: HostLadder, tmp_path: 
 @pytest.mark.long
 def test_a_hosted_bot_plays_again_after_kill_9(tmp_path: Path) -> None:
     require_boxes()
-    first = HostLadder(tmp_path, HOUSE, name="restart-ladder")
+    first = HostLadder(tmp_path, QUIET_HOUSE, name="restart-ladder")
     second = None
     try:
         with first.channel() as channel:

@@ -9,6 +9,7 @@ Each command module has ``register(sub)``, which adds its sub-parser to ``sub`` 
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import os
 import shlex
@@ -16,20 +17,6 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from harness.cli import (
-    analyze,
-    ctl,
-    ladder,
-    match,
-    play,
-    ratings,
-    replay,
-    report,
-    run,
-    serve,
-    sprt,
-)
-from harness.cli.common import os_error_line
 from harness.errors import HarnessError
 
 __all__ = ["COMMANDS", "build_parser", "main", "quoting_hint"]
@@ -38,8 +25,28 @@ QUOTED_FLAGS = ("--bot", "--set", "--rule")
 """Flags whose value may hold spaces (a bot's command line): a value given unquoted
 leaves its other words as unrecognized arguments."""
 
-COMMANDS: tuple[ModuleType, ...] = (run, match, sprt, ratings, replay, report, serve, ladder,
-                                    ctl, play, analyze)
+COMMANDS: dict[str, str] = {
+    "run": "run a tournament (default: the sample bots) and print the standings",
+    "match": "play games between a few bots and print the results",
+    "sprt": "a head-to-head SPRT between two bots",
+    "ratings": "recompute the tables from a results store",
+    "replay": "show a stored game hand by hand",
+    "report": "write report.html and a replay page per game from a results folder",
+    "serve": "run a referee for remote bots and operator calls",
+    "ladder": "run a standing ladder, or manage its bots",
+    "ctl": "operate a running referee or ladder over gRPC: bots, tournaments, ladder "
+           "entrants",
+    "play": "play a game yourself, in the terminal, with bots",
+    "analyze": "value every decision of stored games by search; per-bot mistakes",
+}
+"""Each command (its module is ``harness.cli.<name>``) and its line in the main help.
+A command's module is imported only when it runs (or its help is asked for), so that a
+short command such as ``ctl status`` does not load what ``analyze`` needs."""
+
+
+def command_module(name: str) -> ModuleType:
+    """The module of command ``name``."""
+    return importlib.import_module(f"harness.cli.{name}")
 
 DESCRIPTION = """\
 A referee, tournament runner and rating tool for Euchre bots. Bots are programs in any
@@ -48,13 +55,28 @@ clock, stores every game, and rates the bots by Elo. Run a command with --help f
 flags."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; with ``only``, that command's in full and the others
+    as their help line (enough to parse a command line that names ``only``)."""
     ap = argparse.ArgumentParser(prog="euchre-harness", description=DESCRIPTION)
     ap.add_argument("-v", "--verbose", action="store_true", help="log what the referee does")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS:
-        command.register(sub)
+    for name, line in COMMANDS.items():
+        if only is None or name == only:
+            command_module(name).register(sub)
+        else:
+            sub.add_parser(name, help=line)
     return ap
+
+
+def _command_word(words: Sequence[str]) -> str | None:
+    """The command a command line names (the first word that is not a main option), if
+    it is one."""
+    for word in words:
+        if word.startswith("-"):
+            continue
+        return word if word in COMMANDS else None
+    return None
 
 
 def quoting_hint(words: Sequence[str], extra: Sequence[str]) -> str:
@@ -79,8 +101,8 @@ def quoting_hint(words: Sequence[str], extra: Sequence[str]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit status (``python -m harness`` exits with it)."""
-    parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_word(words))
     args, extra = parser.parse_known_args(words)
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}{quoting_hint(words, extra)}")
@@ -95,6 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 1
     except OSError as e:  # an output or log folder that cannot be written, ...
+        from harness.cli.common import os_error_line
         print(f"euchre-harness: error: {os_error_line(e)}", file=sys.stderr)
         code = 2
     except KeyboardInterrupt:

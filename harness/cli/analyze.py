@@ -12,6 +12,7 @@ from typing import Any
 
 from harness.analysis import Analysis, DecisionAnalysis, analyze_record, render_table, summarize
 from harness.analysis.evaluate import DEFAULT_ROLLOUTS, DEFAULT_THRESHOLD, decisions_of
+from harness.cli import COMMANDS
 from harness.cli.common import existing_store
 from harness.errors import HarnessError
 from harness.store import ResultsStore
@@ -21,7 +22,7 @@ from harness.tournament.runner import store_path
 def register(sub: Any) -> None:
     default = store_path(Path("results"))
     p = sub.add_parser(
-        "analyze", help="value every decision of stored games by search; per-bot mistakes",
+        "analyze", help=COMMANDS["analyze"],
         description="Value each legal action of each decision by search from the deciding "
                     "seat's information only (seeded world sampling, a fixed number of "
                     "rollouts), give the chosen action's loss against the best and flag "

@@ -34,7 +34,7 @@ from typing import Any
 
 import grpc
 
-from harness.cli import _ctl_ladder, _ctl_submit
+from harness.cli import COMMANDS, _ctl_ladder, _ctl_submit
 from harness.protocol import ladder as lp
 from harness.protocol import operator as op
 from harness.protocol.tls import TLS_CA_ENV, ca_file, dial
@@ -49,8 +49,7 @@ def register(sub: Any) -> None:
     """Add the ``ctl`` command (``sub`` is the ``add_subparsers`` object of the main
     parser); its handler is :func:`main`."""
     p: argparse.ArgumentParser = sub.add_parser(
-        "ctl", help="operate a running referee or ladder over gRPC: bots, tournaments, "
-                    "ladder entrants",
+        "ctl", help=COMMANDS["ctl"],
         description="A client for a running referee's operator API "
                     "(euchre.v1.OperatorService): bots, tournaments, live standings; and "
                     "for a running ladder's (euchre.v1.LadderService): registrations, "

@@ -36,6 +36,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness.cli import COMMANDS
 from harness.cli._ladder_standings import standings_table
 from harness.cli._tournament import add_option_flags, overrides
 from harness.cli.common import (
@@ -71,7 +72,7 @@ STORE_NAME = "ladder.sqlite"
 
 def register(sub: Any) -> None:
     """Add the ``ladder`` command to the CLI's subparsers."""
-    p = sub.add_parser("ladder", help="run a standing ladder, or manage its bots",
+    p = sub.add_parser("ladder", help=COMMANDS["ladder"],
                        description=(__doc__ or "").replace("``", "`"),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("config", type=Path, help="the ladder's configuration (TOML)")

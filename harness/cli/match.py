@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.cli import COMMANDS
 from harness.cli.common import (
     check_listen,
     on_signals,
@@ -50,7 +51,7 @@ MATCH_STORE = Path("results") / "matches.sqlite"
 
 
 def register(sub: Any) -> None:
-    m = sub.add_parser("match", help="play games between a few bots and print the results",
+    m = sub.add_parser("match", help=COMMANDS["match"],
                        description="Play a few games between one to four bots and print each "
                                    "result (winner, score, hands, faults).")
     m.add_argument("--bot", action="append", required=True, metavar="NAME=COMMAND",

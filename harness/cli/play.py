@@ -22,6 +22,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from harness.cli import COMMANDS
 from harness.cli.match import parse_bot, parse_rules
 from harness.errors import HarnessError
 from harness.human import HumanBot, HumanQuit
@@ -38,7 +39,7 @@ NO_CLOCK = TimeControl(per_decision=30 * 24 * 3600.0, bank=0.0)
 
 def register(sub: Any) -> None:
     """Add the ``play`` sub-command to an ``add_subparsers()`` object."""
-    p = sub.add_parser("play", help="play a game yourself, in the terminal, with bots",
+    p = sub.add_parser("play", help=COMMANDS["play"],
                        description="Take one seat of a game in this terminal; bots fill "
                                    "the other seats.")
     p.add_argument("--form", default="four-handed",

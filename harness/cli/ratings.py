@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from harness.cli import COMMANDS
 from harness.cli.common import existing_store
 from harness.store import ResultsStore
 from harness.tournament.runner import store_path
@@ -18,7 +19,7 @@ from harness.tournament.runner import store_path
 
 def register(sub: Any) -> None:
     default = store_path(Path("results"))
-    g = sub.add_parser("ratings", help="recompute the tables from a results store",
+    g = sub.add_parser("ratings", help=COMMANDS["ratings"],
                        description="Recompute the standings, head-to-head and statistics "
                                    "from a results store and print them; no file is "
                                    "written (report.html is the report command's).")

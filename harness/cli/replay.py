@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from harness.cli import COMMANDS
 from harness.cli.common import existing_store
 from harness.errors import HarnessError
 from harness.store import ResultsStore
@@ -14,7 +15,7 @@ from harness.tournament.runner import store_path
 
 def register(sub: Any) -> None:
     default = store_path(Path("results"))
-    p = sub.add_parser("replay", help="show a stored game hand by hand",
+    p = sub.add_parser("replay", help=COMMANDS["replay"],
                        description="Show a stored game hand by hand. A game is named by "
                                    "TOURNAMENT/KEY (e.g. sample-bots/rr/0000/000/t0), by its "
                                    "key alone when only one tournament has it, or by row id.")

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness.cli import COMMANDS
 from harness.errors import HarnessError
 from harness.store import ResultsStore
 from harness.tournament.runner import store_path
@@ -19,8 +20,7 @@ from harness.tournament.runner import store_path
 
 def register(sub: Any) -> None:
     """Add the ``report`` sub-command to ``sub`` (an argparse sub-parsers object)."""
-    p = sub.add_parser("report", help="write report.html and a replay page per game from a "
-                                      "results folder",
+    p = sub.add_parser("report", help=COMMANDS["report"],
                        description="Write report.html (standings, charts, head-to-head, "
                                    "statistics, faults) and a replay page per game, from a "
                                    "results folder written by run, sprt or serve.")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from harness.cli import COMMANDS
 from harness.cli._tournament import add_tournament_flags, load, play
 from harness.cli.common import split_assignment
 from harness.errors import ConfigError
@@ -16,8 +17,7 @@ from harness.tournament.config import RawConfig, slug
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("run", help="run a tournament (default: the sample bots) and print the "
-                                   "standings",
+    p = sub.add_parser("run", help=COMMANDS["run"],
                        description="Run a tournament from a TOML file, or the built-in "
                                    "tournament of the sample bots, and print the standings. "
                                    "Running it again resumes it.")

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.cli import COMMANDS
 from harness.cli.common import (
     add_http_flags,
     add_tls_flags,
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any) -> None:
-    s = sub.add_parser("serve", help="run a referee for remote bots and operator calls",
+    s = sub.add_parser("serve", help=COMMANDS["serve"],
                        description="Run a referee that stays up: remote bots connect with "
                                    "their tokens, and operators list bots and start, watch "
                                    "and cancel tournaments over gRPC. SIGINT or SIGTERM shut "

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from harness.cli import COMMANDS
 from harness.cli._tournament import add_tournament_flags, load, play
 from harness.errors import HarnessError
 from harness.tournament.config import RawConfig
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("sprt", help="a head-to-head SPRT between two bots",
+    p = sub.add_parser("sprt", help=COMMANDS["sprt"],
                        description="A sequential probability ratio test between a candidate "
                                    "and a baseline on duplicate pairs; it stops as soon as it "
                                    "can decide. The flags override the file's [sprt] table "
