@@ -45,7 +45,7 @@ from harness.referee.outcome import TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.rules.config import RulesConfig
-from harness.store import GameRow, ResultsStore
+from harness.storage.results import GameRow, ResultsStore
 from harness.tournament.config import load_config
 from harness.tournament.runner import TournamentRunner, store_path
 

@@ -8,7 +8,7 @@ same loop is timed on OpenSpiel's C++ four-handed Euchre (one hand per game, cha
 outcomes drawn with the same ``random.choice``) in the same run, and the ratio printed;
 the "with observation" column also builds the acting seat's observation at every
 decision, as the referee does. ``rollouts/s`` are play-phase rollouts as the search bot
-runs them (``harness.search.rollout``, the heuristic's card play for every player; see
+runs them (``harness.sdk.search.rollout``, the heuristic's card play for every player; see
 ``bench/rollout.py``), to compare with ``hands/s``, the engine's random play.
 """
 

@@ -60,12 +60,12 @@ from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry
 from harness.ladder.runtime import LadderRuntime, LadderSettings
 from harness.ladder.sets import SetLog
-from harness.ladder.store import LadderStore
-from harness.ratings import Ratings, expected_score, fit
 from harness.referee.arena import Arena
 from harness.referee.outcome import Termination, TimeControl
+from harness.results.elo import Ratings, expected_score, fit
 from harness.rules.config import RulesConfig
-from harness.store import GameRow, ResultsStore
+from harness.storage.ladder import LadderStore
+from harness.storage.results import GameRow, ResultsStore
 from harness.tournament.schedule import ScheduledGame
 
 

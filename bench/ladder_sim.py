@@ -7,7 +7,7 @@ deal sets (two games each, as with duplicate deals). Each game is won with the
 probability the Elo model gives for the true difference. ``--slots`` sets start at a
 time, chosen either by :class:`harness.ladder.matchmaking.Matchmaker` (fed the current
 fit, refitted after every batch) or uniformly at random among pairs of bots. At each
-checkpoint the script fits Bradley-Terry Elo (:func:`harness.ratings.fit`) to the games
+checkpoint the script fits Bradley-Terry Elo (:func:`harness.results.elo.fit`) to the games
 so far and reports, averaged over ``--trials`` runs: Kendall's tau between the fitted
 and the true ranking, how many neighbouring bots are ordered correctly, and the mean
 half-width of the 95% intervals.
@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.ladder.matchmaking import Candidate, Matchmaker
-from harness.ratings import Ratings, Result, expected_score, fit
+from harness.results.elo import Ratings, Result, expected_score, fit
 
 Chooser = Callable[[Ratings | None, Counter[str], int], list[tuple[str, str]]]
 

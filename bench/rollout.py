@@ -31,9 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # for bench/engine.py
 from engine import hands_loop, rate
 
 from harness.rules import DeckKind, Form, Game, Observation, Phase, RulesConfig
-from harness.search.pimc import Budget, search_play
-from harness.search.rollout import PlayRollout
-from harness.search.worlds import World, WorldSampler
+from harness.sdk.search.pimc import Budget, search_play
+from harness.sdk.search.rollout import PlayRollout
+from harness.sdk.search.worlds import World, WorldSampler
 
 POSITIONS = 40
 WORLDS = 5

@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 from harness.tournament.config import load_config
 from harness.tournament.runner import TournamentRunner, store_path
 

@@ -30,7 +30,7 @@ from harness.rules.config import RulesConfig
 from harness.rules.hand import Phase
 from harness.rules.observation import Observation
 from harness.sdk import Bot, run
-from harness.search.values import card_value
+from harness.sdk.search.values import card_value
 
 ORDER_THRESHOLD = 6.0
 ALONE_THRESHOLD = 9.5

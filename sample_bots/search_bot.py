@@ -2,11 +2,11 @@
 the model of every player.
 
 * Card play: it draws hidden worlds consistent with what it has seen
-  (``harness.search.worlds``: uniform, voids respected), plays every legal card out in
+  (``harness.sdk.search.worlds``: uniform, voids respected), plays every legal card out in
   each world with the heuristic bot's card play for all players
-  (``harness.search.rollout``), and plays the card with the best mean points.
+  (``harness.sdk.search.rollout``), and plays the card with the best mean points.
 * Bids, the dealer's pickup and discard, going alone, dummy discards
-  (``harness.search.bidding``): the same, but each world is replayed on the engine, the
+  (``harness.sdk.search.bidding``): the same, but each world is replayed on the engine, the
   rest of the bidding is the heuristic bot's, and worlds in which the heuristic bot
   would not have made the other seats' bids are dropped. ``--bids heuristic`` leaves
   these decisions to the heuristic bot. Naming trump blind on a turned-up Joker is
@@ -44,8 +44,8 @@ from collections.abc import Mapping, Sequence
 
 from harness.rules import Action, Observation, Phase
 from harness.sdk import run
-from harness.search.bidding import search_bid
-from harness.search.pimc import Budget, SearchResult, search_play
+from harness.sdk.search.bidding import search_bid
+from harness.sdk.search.pimc import Budget, SearchResult, search_play
 from sample_bots.heuristic_bot import HeuristicBot
 
 DEFAULT_MS = 50.0

@@ -20,8 +20,8 @@ import grpc
 
 from harness.ladder.matchmaking import SetStatus
 from harness.ladder.sets import SetLog
-from harness.ladder.store import LadderStore
 from harness.protocol import operator as op
+from harness.storage.ladder import LadderStore
 
 REPO = Path(__file__).resolve().parent.parent
 WAIT_S = 120.0  # for anything a test waits on: the machine may be shared and slow

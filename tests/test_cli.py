@@ -22,7 +22,7 @@ from harness.cli import build_parser
 from harness.cli._tournament import load
 from harness.cli.common import operator_token
 from harness.protocol.tls import ServerTLS
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 from harness.tournament.runner import store_path
 
 ROOT = Path(__file__).resolve().parent.parent

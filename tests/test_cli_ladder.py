@@ -14,9 +14,9 @@ from harness.cli import build_parser
 from harness.errors import ConfigError
 from harness.ladder.quarantine import Quarantine
 from harness.ladder.registry import Registry
-from harness.ladder.store import LadderStore
 from harness.referee.outcome import Termination
-from harness.store import GameRow, ResultsStore
+from harness.storage.ladder import LadderStore
+from harness.storage.results import GameRow, ResultsStore
 
 HOUSE = ("random_bot", "heuristic_bot")
 CONFIG = 'name = "test-ladder"\noutput = "{output}"\nconcurrency = 1\n' + "".join(

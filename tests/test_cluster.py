@@ -26,8 +26,8 @@ from harness.cli._tournament import overrides
 from harness.cluster import client as cluster_client
 from harness.cluster.client import ClusterPlayer
 from harness.errors import ClusterError, ConfigError
-from harness.sprt import SprtDecision
-from harness.store import ResultsStore
+from harness.results.sprt import SprtDecision
+from harness.storage.results import ResultsStore
 from harness.tournament.config import TournamentConfig, load_config
 from harness.tournament.players import arena_spec
 from harness.tournament.runner import RunState, StartupFailuresError, TournamentRunner, store_path

@@ -36,7 +36,7 @@ from submit_support import (
 from test_cpp_bot import cpp_bot  # noqa: F401  (a fixture: the executable, built once)
 
 from harness.protocol import ladder as lp
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 
 FAILING_BUILD = ('runtime = "python"\ncommand = ["python", "random_bot.py"]\n'
                  'build = ["python", "-c", "import sys; print(\'compiling the bot\'); '

@@ -30,7 +30,7 @@ import pytest
 from serve_support import REPO, WAIT_S, Ladder, config, serve, stub, wait_for
 
 from harness.protocol import operator as op
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 from harness.tournament.httpguard import MAX_CONNECTIONS, MAX_PER_CLIENT
 from harness.tournament.runner import store_path
 

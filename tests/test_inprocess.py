@@ -21,7 +21,7 @@ from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.rules import Action, Observation, RulesConfig
 from harness.sdk import Bot
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 from harness.tournament.runner import store_path
 
 REPO = Path(__file__).resolve().parent.parent

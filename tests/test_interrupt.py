@@ -25,7 +25,7 @@ import pytest
 from serve_support import stub, wait_for
 
 from harness.protocol import operator as op
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 
 ROOT = Path(__file__).resolve().parent.parent
 STOP_S = 30.0

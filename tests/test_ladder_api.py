@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from serve_support import REPO, Ladder, end, random_bots
 
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 
 OPERATOR_TOKEN = "operator-secret-for-this-test"
 

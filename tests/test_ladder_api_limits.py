@@ -15,11 +15,11 @@ import pytest
 from harness.ladder.registry import Registry
 from harness.ladder.runtime import LadderRuntime, LadderSettings
 from harness.ladder.service import MAX_GAMES
-from harness.ladder.store import LadderStore
 from harness.protocol import ladder as lp
 from harness.referee.outcome import Termination, TimeControl
 from harness.rules.config import RulesConfig
-from harness.store import GameRow, ResultsStore
+from harness.storage.ladder import LadderStore
+from harness.storage.results import GameRow, ResultsStore
 
 BOTS = 500
 GAMES = MAX_GAMES + 100

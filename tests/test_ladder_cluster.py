@@ -33,13 +33,13 @@ from harness.ladder.quarantine import QuarantinePolicy
 from harness.ladder.registry import Registry
 from harness.ladder.runtime import LadderRuntime, LadderSettings
 from harness.ladder.sets import SetLog, StoredSet
-from harness.ladder.store import LadderStore
 from harness.referee.outcome import FaultPolicy, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.rules.config import RulesConfig
 from harness.sdk import play_session
-from harness.store import GameRow, ResultsStore
+from harness.storage.ladder import LadderStore
+from harness.storage.results import GameRow, ResultsStore
 from harness.tournament.config import load_config
 from harness.tournament.schedule import ScheduledGame
 from sample_bots.random_bot import RandomBot

@@ -17,8 +17,8 @@ from harness.ladder.matchmaking import SetStatus
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry
 from harness.ladder.sets import SetLog
-from harness.ladder.store import LadderStore
-from harness.store import ResultsStore
+from harness.storage.ladder import LadderStore
+from harness.storage.results import ResultsStore
 
 
 def _sets(store_path: Path) -> list[SetStatus]:

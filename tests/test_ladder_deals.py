@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.ladder.matchmaking import Candidate
 from harness.ladder.runtime import LadderRuntime, LadderSettings
-from harness.ladder.store import LadderStore
+from harness.storage.ladder import LadderStore
 from harness.tournament.schedule import deal_seed
 
 PAIR = [Candidate("a", free_seats=2), Candidate("b", free_seats=2)]

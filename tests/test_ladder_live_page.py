@@ -19,7 +19,7 @@ from test_live_page import WAIT_S, events, get, get_json
 from test_live_page import browser as browser  # the module's Chromium (a fixture)
 from test_web_pages import Tab
 
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 
 OPERATOR_TOKEN = "operator-secret-for-the-live-page"
 

@@ -10,7 +10,7 @@ import pytest
 from harness.errors import ConfigError
 from harness.ladder.quarantine import Quarantine, QuarantinePolicy
 from harness.ladder.registry import Registry
-from harness.ladder.store import LadderStore
+from harness.storage.ladder import LadderStore
 
 POLICY = QuarantinePolicy(faults=2, window=4, base_seconds=100.0, growth=3.0,
                           max_seconds=500.0)

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry
-from harness.ladder.store import LadderStore
 from harness.referee.outcome import Termination
 from harness.results.rating import fit_ratings
-from harness.store import GameRow
+from harness.storage.ladder import LadderStore
+from harness.storage.results import GameRow
 
 
 def _row(i: int, a: str, b: str, a_won: bool,

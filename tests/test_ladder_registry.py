@@ -11,8 +11,8 @@ import pytest
 
 from harness.errors import ConfigError
 from harness.ladder.registry import Registry, Token
-from harness.ladder.store import LadderStore
-from harness.store import ResultsStore
+from harness.storage.ladder import LadderStore
+from harness.storage.results import ResultsStore
 
 
 @pytest.fixture

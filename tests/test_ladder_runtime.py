@@ -19,15 +19,15 @@ from harness.ladder.quarantine import QuarantinePolicy
 from harness.ladder.registry import Registry
 from harness.ladder.runtime import LadderRuntime, LadderSettings
 from harness.ladder.sets import SetLog, StoredSet
-from harness.ladder.store import LadderStore
-from harness.ratings import Ratings
 from harness.referee.outcome import TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.referee.session import Registry as SessionRegistry
 from harness.referee.session import Slot
+from harness.results.elo import Ratings
 from harness.rules.config import RulesConfig
 from harness.sdk import play_session
+from harness.storage.ladder import LadderStore
 from harness.tournament.config import load_config
 from sample_bots.random_bot import RandomBot
 

@@ -13,7 +13,7 @@ from harness.ladder.quarantine import Quarantine, QuarantinePolicy
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry
 from harness.ladder.service import ladder_standings
-from harness.ladder.store import LadderStore
+from harness.storage.ladder import LadderStore
 
 
 def test_the_registry_copy_follows_writes_from_another_connection(tmp_path: Path) -> None:

@@ -19,13 +19,13 @@ from harness.ladder.matchmaking import SetStatus
 from harness.ladder.quarantine import QuarantinePolicy
 from harness.ladder.registry import Registry
 from harness.ladder.runtime import LadderRuntime, LadderSettings
-from harness.ladder.store import LadderStore
-from harness.ratings import Ratings
 from harness.referee.outcome import FaultKind, Termination, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
+from harness.results.elo import Ratings
 from harness.rules.config import RulesConfig
-from harness.store import GameRow
+from harness.storage.ladder import LadderStore
+from harness.storage.results import GameRow
 from harness.tournament.schedule import group_of
 
 REPO = Path(__file__).resolve().parent.parent

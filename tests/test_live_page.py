@@ -25,7 +25,7 @@ from serve_support import Serve, config, delayed_random_bot, serve, stub, watch_
 from test_web_pages import Tab
 
 from harness.protocol import operator as op
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 
 WAIT_S = 120.0
 

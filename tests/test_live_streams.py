@@ -31,7 +31,7 @@ from harness.ladder.runtime import LadderRuntime, LadderSettings
 from harness.protocol import ladder as lp
 from harness.referee.arena import Arena
 from harness.rules import Form
-from harness.store import GameRow, ResultsStore
+from harness.storage.results import GameRow, ResultsStore
 from harness.tournament import live as tournament_live
 from harness.tournament.feed import MAX_STREAMS
 from harness.tournament.live import LiveServer

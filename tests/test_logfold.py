@@ -1,4 +1,4 @@
-"""harness.logfold: a warning or error repeated many times is written once, then as one
+"""harness.web.logfold: a warning or error repeated many times is written once, then as one
 line per interval with its count; the output stays small however many records come."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 import time
 
-from harness import logfold
-from harness.logfold import FoldingHandler
+from harness.web import logfold
+from harness.web.logfold import FoldingHandler
 
 
 class Lines(logging.Handler):

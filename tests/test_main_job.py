@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.results.report import BRIEF_WIDTH
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 from harness.tournament.runner import store_path
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 
 ROOT = Path(__file__).resolve().parent.parent
 

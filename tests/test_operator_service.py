@@ -15,7 +15,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from harness._generated.euchre.v1 import referee_pb2 as rpb
 from harness._generated.euchre.v1 import referee_pb2_grpc as rpc
 from harness.referee.arena import Arena
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 from harness.tournament.service import TournamentService
 
 TOML = """

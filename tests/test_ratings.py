@@ -1,4 +1,4 @@
-"""Tests of harness.ratings: the Bradley-Terry maximum-likelihood Elo fit."""
+"""Tests of harness.results.elo: the Bradley-Terry maximum-likelihood Elo fit."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from harness.errors import ConfigError
-from harness.ratings import Result, elo_from_score, expected_score, fit
+from harness.results.elo import Result, elo_from_score, expected_score, fit
 
 LOG10_3_ELO = 400.0 * math.log10(3.0)  # the Elo difference of a 75% score, ~190.85
 

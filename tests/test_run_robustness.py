@@ -14,9 +14,9 @@ from pathlib import Path
 
 from serve_support import wait_for
 
-from harness.progress import Progress
-from harness.store import ResultsStore
-from harness.store_lock import exclusive_writer, lock_path
+from harness.cli.progress import Progress
+from harness.storage.lock import exclusive_writer, lock_path
+from harness.storage.results import ResultsStore
 from harness.tournament.config import load_config
 from harness.tournament.runner import RunState, TournamentRunner, store_path
 
@@ -141,7 +141,7 @@ def test_a_second_run_on_the_same_store_is_refused_while_the_first_runs(
 def test_runs_in_one_process_share_the_store_lock(tmp_path: Path) -> None:
     store = store_path(tmp_path)
     code = ("import sys; from pathlib import Path; "
-            "from harness.store_lock import exclusive_writer\n"
+            "from harness.storage.lock import exclusive_writer\n"
             "with exclusive_writer(Path(sys.argv[1])): pass")
 
     def other_process() -> subprocess.CompletedProcess[str]:

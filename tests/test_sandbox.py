@@ -338,7 +338,7 @@ def test_a_box_dies_with_its_referee_even_a_killed_one(boxes: None, tmp_path: Pa
          "--bot", "plain={python} -m sample_bots.random_bot", "--box", f"sleepy={folder}",
          "--form", "two-handed", "--games", "1", "--tc", "120+0",
          "--log-dir", str(tmp_path / "logs")],
-        cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=(tmp_path / "stderr").open("w"))
     try:
         parent = cgroups.hierarchy().parents["pids"]
         deadline = time.monotonic() + 60
@@ -350,7 +350,10 @@ def test_a_box_dies_with_its_referee_even_a_killed_one(boxes: None, tmp_path: Pa
                 group = found[0]
                 break
             time.sleep(0.05)
-        assert group is not None, "the boxed bot never started"
+        assert group is not None, (
+            f"the boxed bot never started (the referee: exit code {referee.poll()}; "
+            f"{(tmp_path / 'stderr').read_text()[-2000:]!r}; the bot's log: "
+            f"{''.join(p.read_text()[-2000:] for p in (tmp_path / 'logs').glob('sleepy*'))!r})")
     finally:
         referee.kill()
         referee.wait()

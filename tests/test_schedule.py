@@ -10,9 +10,9 @@ from collections.abc import Sequence
 import pytest
 
 from harness.errors import ConfigError
+from harness.results.sprt import Pentanomial, SprtDecision, Trinomial
 from harness.rules.config import Form, RulesConfig
 from harness.rules.game import Game, seeded_first_dealer
-from harness.sprt import Pentanomial, SprtDecision, Trinomial
 from harness.tournament.schedule import (
     SEED_LIMIT,
     Gauntlet,

@@ -17,10 +17,10 @@ from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.rules import Action, Form, Game, Hand, Observation, Phase, RulesConfig
 from harness.rules import actions as A
-from harness.search.bidding import PLAYOUT_COST, playout, search_bid
-from harness.search.inference import BidFilter, observe_any
-from harness.search.pimc import Budget, search_play
-from harness.search.worlds import WorldRejected, WorldSampler, sample_world
+from harness.sdk.search.bidding import PLAYOUT_COST, playout, search_bid
+from harness.sdk.search.inference import BidFilter, observe_any
+from harness.sdk.search.pimc import Budget, search_play
+from harness.sdk.search.worlds import WorldRejected, WorldSampler, sample_world
 from sample_bots import search_bot
 from sample_bots.heuristic_bot import HeuristicBot
 from sample_bots.search_bot import SearchBot

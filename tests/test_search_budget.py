@@ -15,8 +15,8 @@ import pytest
 
 from harness.rules import Action, Game, Observation, Phase, RulesConfig
 from harness.rules import actions as A
-from harness.search.bidding import CHECK_COST, PLAYOUT_COST, search_bid
-from harness.search.pimc import INFER_COST, Budget, search_play
+from harness.sdk.search.bidding import CHECK_COST, PLAYOUT_COST, search_bid
+from harness.sdk.search.pimc import INFER_COST, Budget, search_play
 from sample_bots.heuristic_bot import HeuristicBot
 from sample_bots.search_bot import SearchBot
 

@@ -10,8 +10,8 @@ import pytest
 from harness.rules import DeckKind, Form, Game, Hand, Observation, Phase, RulesConfig
 from harness.rules.observation import observe
 from harness.rules.scoring import team_of
-from harness.search.rollout import PlayRollout
-from harness.search.worlds import sample_world
+from harness.sdk.search.rollout import PlayRollout
+from harness.sdk.search.worlds import sample_world
 from sample_bots.heuristic_bot import HeuristicBot
 
 CONFIGS = [RulesConfig(form=f, deck=d) for f in Form for d in DeckKind]

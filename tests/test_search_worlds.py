@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from harness.rules import Card, DeckKind, Form, Game, Observation, Phase, RulesConfig
 from harness.rules.cards import effective_suit
 from harness.rules.observation import observe
-from harness.search.constraints import HolderKind, InconsistentObservation
-from harness.search.worlds import WorldSampler, sample_world
+from harness.sdk.search.constraints import HolderKind, InconsistentObservation
+from harness.sdk.search.worlds import WorldSampler, sample_world
 
 CONFIGS = [RulesConfig(form=f, deck=d, dealer_must_take=take) for f in Form
            for d in DeckKind for take in (False, True)]

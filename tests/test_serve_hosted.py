@@ -23,7 +23,7 @@ from serve_support import Serve, ctl, end, stub, watch_until
 from submit_support import python_bot
 
 from harness.protocol import operator as op
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 from harness.tournament.runner import store_path
 
 BUILT = ('runtime = "python"\ncommand = ["python", "start.py"]\n'

@@ -17,7 +17,7 @@ from serve_support import config, delayed_random_bot, serve, stub, wait_for, wat
 
 from harness.protocol import operator as op
 from harness.referee.outcome import FaultKind
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 
 
 def _store(output: Path, tid: str) -> ResultsStore:

@@ -1,4 +1,4 @@
-"""Tests of harness.sprt: pentanomial/trinomial statistics and the generalised SPRT."""
+"""Tests of harness.results.sprt: pentanomial/trinomial statistics and the generalised SPRT."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 import pytest
 
 from harness.errors import ConfigError
-from harness.ratings import expected_score
-from harness.sprt import (
+from harness.results.elo import expected_score
+from harness.results.sprt import (
     Pentanomial,
     Sprt,
     SprtDecision,

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from harness.ratings import Ratings, Result, fit
 from harness.referee.match import forfeit_places
 from harness.referee.outcome import Fault, FaultKind, Termination
+from harness.results.elo import Ratings, Result, fit
 from harness.results.head_to_head import head_to_head
 from harness.results.rating import sweep_of
 from harness.results.replay import render_game
@@ -29,12 +29,12 @@ from harness.results.report import (
     render_stats,
     standings_rows,
 )
+from harness.results.sprt import Pentanomial, Sprt, SprtDecision, Trinomial
 from harness.results.stats import BotStats, compute_stats
 from harness.results.summary import summary_json, write_outputs
 from harness.rules import Action, Card, Form, Game, RulesConfig, deck_cards, parse_cards
 from harness.rules.hand import deal_plan
-from harness.sprt import Pentanomial, Sprt, SprtDecision, Trinomial
-from harness.store import GameRow, ResultsStore
+from harness.storage.results import GameRow, ResultsStore
 
 # --------------------------------------------------------------------------- helpers
 

@@ -1,4 +1,4 @@
-"""Tests of the results store (harness/store.py)."""
+"""Tests of the results store (harness/storage/results.py)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import pytest
 
 from harness.errors import StoreError
 from harness.referee.outcome import Fault, FaultKind, Termination
-from harness.store import GameRow, ResultsStore
+from harness.storage.results import GameRow, ResultsStore
 
 CONFIG: dict[str, Any] = {"form": "partnership", "games": 4, "bots": ["a", "b"], "seed": 7}
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -410,7 +410,7 @@ def test_second_connection_reads_while_store_is_open(store: ResultsStore, tmp_pa
 CHILD = """
 import sys
 from harness.referee.outcome import Fault, FaultKind, Termination
-from harness.store import GameRow, ResultsStore
+from harness.storage.results import GameRow, ResultsStore
 path, n = sys.argv[1], int(sys.argv[2])
 store = ResultsStore(path)
 store.ensure_tournament("t1", "kill", {"n": n})

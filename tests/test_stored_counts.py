@@ -16,7 +16,7 @@ import grpc
 from serve_support import WAIT_S, ctl, serve, stub, wait_for
 
 from harness.protocol import operator as op
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 
 CONFIG = """
 name = "held"

@@ -17,12 +17,12 @@ from test_web_data import _row
 
 from harness.cli.ctl import _elo
 from harness.protocol import operator as op
-from harness.ratings import Result, fit
+from harness.results.elo import Result, fit
 from harness.results.rating import Sweep, sweep_of
 from harness.results.report import render_standings, standings_rows
 from harness.results.stats import compute_stats
 from harness.results.summary import standings, summary_json
-from harness.store import GameRow, ResultsStore
+from harness.storage.results import GameRow, ResultsStore
 from harness.web import write_report_html
 
 ROOT = Path(__file__).resolve().parent.parent

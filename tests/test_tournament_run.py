@@ -20,8 +20,8 @@ from serve_support import wait_for
 
 from harness.referee.outcome import Termination
 from harness.results.rating import fit_ratings
-from harness.sprt import SprtDecision
-from harness.store import ResultsStore
+from harness.results.sprt import SprtDecision
+from harness.storage.results import ResultsStore
 from harness.tournament.config import default_config, load_config
 from harness.tournament.outputs import tournament_report
 from harness.tournament.runner import TournamentRunner, store_path

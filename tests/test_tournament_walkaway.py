@@ -16,7 +16,7 @@ import pytest
 
 from harness.referee.outcome import FaultKind, Termination
 from harness.results.rating import fit_ratings
-from harness.store import GameRow, ResultsStore
+from harness.storage.results import GameRow, ResultsStore
 from harness.tournament.config import TournamentConfig, load_config
 from harness.tournament.runner import (
     RunState,

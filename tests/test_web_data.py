@@ -18,10 +18,10 @@ from harness.cli import report as cli_report
 from harness.errors import HarnessError
 from harness.referee.outcome import Termination
 from harness.results.rating import fit_ratings
+from harness.results.sprt import Pentanomial, Sprt, Trinomial
 from harness.rules.config import RulesConfig
 from harness.rules.game import Game, play_random_game
-from harness.sprt import Pentanomial, Sprt, Trinomial
-from harness.store import GameRow, ResultsStore
+from harness.storage.results import GameRow, ResultsStore
 from harness.web import svg, write_report_html
 from harness.web.data import convergence, llr_series
 from harness.web.replay import VIEWER_STAMP, replay_html, replay_view

@@ -1,11 +1,11 @@
 """Valuing every legal action of a decision by search, from the deciding seat's view.
 
 For a decision of a stored game, the seat's observation (what the referee showed it, no
-more) is searched as the project's search bot searches (:mod:`harness.search`): hidden
+more) is searched as the project's search bot searches (:mod:`harness.sdk.search`): hidden
 worlds drawn uniformly among those consistent with the observation, each legal action
 played out in the same worlds, everybody then playing the heuristic bot's policy. Card
-play uses :func:`~harness.search.pimc.search_play`; every decision before play uses
-:func:`~harness.search.bidding.search_bid` (worlds kept only if the heuristic bot would
+play uses :func:`~harness.sdk.search.pimc.search_play`; every decision before play uses
+:func:`~harness.sdk.search.bidding.search_bid` (worlds kept only if the heuristic bot would
 have bid as the other seats did). An action's value is the mean points of the hand for
 the seat's side minus the mean of the other sides' (a hand score, not a game score).
 
@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from harness.rules import Action, Game, Observation, Phase, RulesConfig, parse_cards
-from harness.search.bidding import search_bid
-from harness.search.constraints import InconsistentObservation
-from harness.search.pimc import Budget, search_play
+from harness.sdk.search.bidding import search_bid
+from harness.sdk.search.constraints import InconsistentObservation
+from harness.sdk.search.pimc import Budget, search_play
 
 # The phases the per-bot table splits decisions by.
 PHASE_GROUPS = ("bidding", "going alone", "discard", "lead", "follow")

@@ -21,9 +21,9 @@ from harness.cli.common import (
     writable_folder,
     write_address_file,
 )
+from harness.cli.progress import Progress
 from harness.errors import HarnessError
-from harness.progress import Progress
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 from harness.tournament.config import (
     RawConfig,
     TournamentConfig,

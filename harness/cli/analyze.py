@@ -15,7 +15,7 @@ from harness.analysis.evaluate import DEFAULT_ROLLOUTS, DEFAULT_THRESHOLD, decis
 from harness.cli import COMMANDS
 from harness.cli.common import existing_store
 from harness.errors import HarnessError
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 from harness.tournament.runner import store_path
 
 

@@ -18,9 +18,9 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from harness import logfold
 from harness.errors import HarnessError
 from harness.protocol.tls import ServerTLS
+from harness.web import logfold
 
 MAX_OPEN_FILES = 1 << 20
 """The highest soft limit on open files the long-running commands raise theirs to."""

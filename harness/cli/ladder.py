@@ -57,11 +57,11 @@ from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry, Token
 from harness.ladder.runtime import LadderRuntime, LadderSettings
 from harness.ladder.service import ladder_standings
-from harness.ladder.store import LadderStore
 from harness.ladder.uploads import Uploads
 from harness.protocol.ladder import standing_to_dict
 from harness.protocol.tls import server_tls
-from harness.store import ResultsStore
+from harness.storage.ladder import LadderStore
+from harness.storage.results import ResultsStore
 from harness.tournament.config import TournamentConfig, load_config
 from harness.tournament.options import LADDER_FIELDS
 

@@ -36,8 +36,8 @@ from harness.results.rows import StoredGame, to_row
 from harness.rules.config import RulesConfig
 from harness.rules.scoring import team_count
 from harness.sandbox import BoxLimits
-from harness.store import GameRow, ResultsStore
-from harness.store_lock import exclusive_writer
+from harness.storage.lock import exclusive_writer
+from harness.storage.results import GameRow, ResultsStore
 from harness.tournament.config import rules_from_table
 from harness.tournament.options import RULE_KINDS, parse_text
 from harness.tournament.runner import (

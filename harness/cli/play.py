@@ -3,7 +3,7 @@
 
 The referee (an :class:`~harness.referee.arena.Arena`), the bots' processes and the
 person's seat all run from this one command. The person's seat is a
-:class:`~harness.human.HumanBot`, an SDK bot that connects to the in-process referee with
+:class:`~harness.sdk.human.HumanBot`, an SDK bot that connects to the in-process referee with
 a one-time token like any remote bot and answers from the keyboard. While the person
 thinks, the referee waits for that seat, so the program has nothing else to do: the
 prompt is read on the event loop's thread.
@@ -25,12 +25,12 @@ from typing import Any
 from harness.cli import COMMANDS
 from harness.cli.match import parse_bot, parse_rules
 from harness.errors import HarnessError
-from harness.human import HumanBot, HumanQuit
 from harness.referee.arena import Arena
 from harness.referee.outcome import GameResult, Termination, TimeControl
 from harness.referee.pool import Entrant
 from harness.rules.config import RulesConfig
 from harness.sdk import run_async
+from harness.sdk.human import HumanBot, HumanQuit
 
 DEFAULT_BOT = "heuristic={python} -m sample_bots.heuristic_bot"
 # "No clock": one decision may take 30 days (the protocol's millisecond counts are 32-bit).

@@ -13,7 +13,7 @@ from typing import Any
 
 from harness.cli import COMMANDS
 from harness.cli.common import existing_store
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 from harness.tournament.runner import store_path
 
 

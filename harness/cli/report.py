@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.cli import COMMANDS
 from harness.errors import HarnessError
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 from harness.tournament.runner import store_path
 
 

@@ -16,7 +16,7 @@ policy therefore plays identically in the environment, in process
 :class:`SpielBot` does the same for an OpenSpiel bot (``pyspiel.Bot``, e.g. ISMCTS)
 playing the ``python_euchre`` game: each decision, it builds a single-hand state
 consistent with what the seat has seen (a world drawn by
-:class:`~harness.search.worlds.WorldSampler`) and asks the OpenSpiel bot for its step.
+:class:`~harness.sdk.search.worlds.WorldSampler`) and asks the OpenSpiel bot for its step.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 from harness.envs.euchre_v0 import observation_of
 from harness.rules import Action, Observation, RulesConfig
 from harness.sdk import Bot
-from harness.search.worlds import WorldSampler
+from harness.sdk.search.worlds import WorldSampler
 
 Policy = Callable[[dict[str, Any]], int]
 

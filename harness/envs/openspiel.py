@@ -21,7 +21,7 @@ observation (perfect recall within a hand; scores summarise earlier hands); the
 information-state string also holds the player's final view of every earlier hand.
 
 :meth:`EuchreState.resample_from_infostate` draws a state consistent with what a player
-has seen, with the project's uniform world sampler (:mod:`harness.search.worlds`), for
+has seen, with the project's uniform world sampler (:mod:`harness.sdk.search.worlds`), for
 search algorithms such as ISMCTS.
 """
 
@@ -41,7 +41,7 @@ from harness.rules import Action, Card, Hand, Observation, RulesConfig
 from harness.rules.cards import ALL_CARDS, PACK_SETS
 from harness.rules.observation import observe
 from harness.rules.scoring import team_count, team_of
-from harness.search.worlds import WorldSampler
+from harness.sdk.search.worlds import WorldSampler
 
 __all__ = ["GAME_NAME", "EuchreGame", "EuchreState", "config_of", "load"]
 

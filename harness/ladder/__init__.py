@@ -1,7 +1,7 @@
 """A standing ladder: registered bots that come and go, games that keep flowing, and
 standings that are always current (see ``docs/ladder.md``).
 
-* :mod:`harness.ladder.store`: the ladder's tables, in the results store's SQLite file;
+* :mod:`harness.storage.ladder`: the ladder's tables, in the results store's SQLite file;
 * :mod:`harness.ladder.registry`: entrants, their tokens (hashed), retirement, versions;
 * :mod:`harness.ladder.matchmaking`: which game to play next (pure);
 * :mod:`harness.ladder.ratings`: Elo refreshed as games finish, with its history;

@@ -34,7 +34,7 @@ from aiohttp import web
 from harness.ladder.runtime import LadderRuntime
 from harness.ladder.service import standings
 from harness.protocol.ladder import standing_to_dict
-from harness.store import GameRow
+from harness.storage.results import GameRow
 from harness.tournament.feed import HEADERS, MAX_STREAMS, Feed
 from harness.tournament.live import LiveSite, game_view, html, latest_shown, replay_page
 from harness.tournament.schedule import group_of

@@ -24,7 +24,7 @@ from typing import Any
 
 from harness.competition.policies import QuarantinePolicy
 from harness.errors import ConfigError
-from harness.ladder.store import LadderStore
+from harness.storage.ladder import LadderStore
 
 __all__ = ["Bench", "Quarantine", "QuarantinePolicy"]
 

@@ -1,13 +1,13 @@
 """Ladder ratings: Bradley-Terry Elo over every counted game of each bot version,
 refreshed as games finish, with a history for plots.
 
-The fit is :func:`harness.ratings.fit`, fed through :func:`harness.results.rating.
+The fit is :func:`harness.results.elo.fit`, fed through :func:`harness.results.rating.
 rating_results` exactly as tournaments are. What this module adds is the bookkeeping
 that keeps a refresh cheap on a ladder with many games: results are kept *aggregated*
 by pairing of sides (the sum of weights and of scores per ``(side_a, side_b)``), so a
 refresh fits one weighted result per distinct pairing instead of one per game. The
 likelihood is a sum over games, so this is the same fit as one over every game
-(:func:`harness.ratings.fit` aggregates the same way before it maximises); its cost
+(:func:`harness.results.elo.fit` aggregates the same way before it maximises); its cost
 grows with the number of bots and pairings, not with the number of games.
 
 A refresh happens when :meth:`LadderRatings.refresh` is called and at least
@@ -19,11 +19,11 @@ Many bots. Above ``sparse_above`` bots (100 by default) a dense fit costs too mu
 run after every few games (its information matrix is bots x bots, and the intervals
 need its inverse). The refresh then keeps the design of the fit in sparse form, grown as
 new pairings appear, and moves the last ratings to the new maximum by Newton steps
-solved with conjugate gradients (:func:`harness.ratings.maximise_sparse`): the same
+solved with conjugate gradients (:func:`harness.results.elo.maximise_sparse`): the same
 maximum as a full refit, found from a warm start at a cost that grows with the number of
 pairings. The intervals come from the diagonal of the information (the precision of a
 bot's rating with its opponents' held fixed), scaled per bot by the ratio of the exact
-variance to that at the last *exact refit*: a full :func:`harness.ratings.fit`, with
+variance to that at the last *exact refit*: a full :func:`harness.results.elo.fit`, with
 its dense covariance, run every ``exact_every`` games (and at the first refresh). At
 an exact refit the intervals are exact; in between they follow each bot's new games.
 :attr:`LadderRatings.drift` is the largest rating difference (Elo) the last exact
@@ -42,8 +42,7 @@ from typing import Any
 import numpy as np
 
 from harness.ladder.registry import Entrant
-from harness.ladder.store import LadderStore
-from harness.ratings import (
+from harness.results.elo import (
     DEFAULT_PRIOR_GAMES,
     NAT,
     Z95,
@@ -55,7 +54,8 @@ from harness.ratings import (
 )
 from harness.results.rating import player_json, rating_results
 from harness.results.rows import rated_games
-from harness.store import GameRow
+from harness.storage.ladder import LadderStore
+from harness.storage.results import GameRow
 
 __all__ = ["LadderRatings", "Snapshot"]
 
@@ -221,7 +221,7 @@ class _GrowingDesign:
     """The sparse design of :class:`LadderRatings`' fit, grown in place: a row per
     pairing of sides in order of first appearance, a column per bot in order of first
     appearance, and each bot's games, points and opponents counted as
-    :func:`harness.ratings.fit` counts them. Arrays double in size as they fill, so a
+    :func:`harness.results.elo.fit` counts them. Arrays double in size as they fill, so a
     refresh converts nothing but what is new."""
 
     def __init__(self) -> None:

@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from harness.errors import ConfigError
-from harness.ladder.store import BOTS_CHANGES_KEY, LadderStore
+from harness.storage.ladder import BOTS_CHANGES_KEY, LadderStore
 
 __all__ = ["MAX_CONCURRENCY", "Also", "Entrant", "Registry", "Token"]
 

@@ -49,7 +49,6 @@ from harness.ladder.registry import Entrant as RegisteredBot
 from harness.ladder.registry import Registry
 from harness.ladder.service import LadderServicer, game_message, standings
 from harness.ladder.sets import SetLog
-from harness.ladder.store import LadderStore
 from harness.ladder.uploads import DEFAULT_MAX_BYTES, Uploads
 from harness.protocol import ladder as lp
 from harness.protocol.tls import ServerTLS
@@ -59,8 +58,9 @@ from harness.referee.pool import Entrant, Instance
 from harness.referee.session import Session, Slot
 from harness.results.rows import to_row
 from harness.rules.config import RulesConfig
-from harness.store import ResultsStore
-from harness.store_lock import exclusive_writer
+from harness.storage.ladder import LadderStore
+from harness.storage.lock import exclusive_writer
+from harness.storage.results import ResultsStore
 from harness.tournament.schedule import ScheduledGame
 
 __all__ = ["HOUSE_OWNER", "LadderRuntime", "LadderSettings"]

@@ -20,7 +20,7 @@ from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Entrant, Registry
 from harness.ladder.submit import Submissions
 from harness.protocol import ladder as lp
-from harness.store import GameRow
+from harness.storage.results import GameRow
 
 if TYPE_CHECKING:
     from harness.ladder.runtime import LadderRuntime

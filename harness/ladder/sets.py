@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from harness.ladder.matchmaking import DealSet, Pair, SetProgress, SetStatus, pair_key
-from harness.ladder.store import LadderStore
+from harness.storage.ladder import LadderStore
 
 __all__ = ["SetLog", "StoredSet"]
 

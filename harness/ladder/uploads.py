@@ -30,7 +30,7 @@ from harness.hosting.files import (
     Receiving,
     Stored,
 )
-from harness.ladder.store import LadderStore
+from harness.storage.ladder import LadderStore
 
 __all__ = ["BUILDING", "BUILD_FAILED", "DEFAULT_MAX_BYTES", "READY", "Hosted", "Receiving",
            "Stored", "Uploads"]

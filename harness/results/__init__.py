@@ -12,6 +12,6 @@
 * :mod:`~harness.results.replay`: a stored game as text, hand by hand.
 
 The package sits above the referee and the store and below the command line: it imports
-the rules, the referee's outcome types, :mod:`harness.ratings`, :mod:`harness.sprt` and
-:mod:`harness.store`, never :mod:`harness.tournament` (which uses it).
+the rules, the referee's outcome types, :mod:`harness.results.elo`, :mod:`harness.results.sprt` and
+:mod:`harness.storage.results`, never :mod:`harness.tournament` (which uses it).
 """

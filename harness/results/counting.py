@@ -17,7 +17,7 @@ from harness.errors import ConfigError
 from harness.referee.outcome import Termination
 from harness.rules.config import Form
 from harness.rules.scoring import team_of
-from harness.store import GameRow
+from harness.storage.results import GameRow
 
 __all__ = [
     "SidedGame",

@@ -22,8 +22,8 @@ from harness.results.counting import (
     team_members,
 )
 from harness.results.rows import rated_games
-from harness.sprt import Pentanomial, Trinomial
-from harness.store import GameRow
+from harness.results.sprt import Pentanomial, Trinomial
+from harness.storage.results import GameRow
 
 __all__ = [
     "HeadToHead",

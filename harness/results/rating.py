@@ -1,7 +1,7 @@
 """From stored games to Elo: the inputs to the fit, the fit, clean sweeps and the rating
 history.
 
-Two-team forms give one :class:`~harness.ratings.Result` per game, team 0's side against
+Two-team forms give one :class:`~harness.results.elo.Result` per game, team 0's side against
 team 1's; cutthroat gives one per pair of seats. A bot that lost (or won) every rated game
 has a rating set only by the fit's prior: :func:`sweep_of` says so, and the report and
 ``summary.json`` give only the meaningful bound of its interval ("all games lost: below
@@ -16,10 +16,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from harness.errors import ConfigError, HarnessError
-from harness.ratings import Ratings, Result, fit
 from harness.results.counting import SidedGame, check_places, place_score, rated
+from harness.results.elo import Ratings, Result, fit
 from harness.results.rows import rated_games
-from harness.store import GameRow
+from harness.storage.results import GameRow
 
 __all__ = [
     "ANCHOR_MARK",
@@ -36,7 +36,7 @@ __all__ = [
 def rating_results(games: Iterable[tuple[SidedGame, Sequence[int]]]) -> list[Result]:
     """Rating results of finished games, given as ``(game, places per seat)``.
 
-    Two-team forms give one :class:`~harness.ratings.Result` per game, team 0's side
+    Two-team forms give one :class:`~harness.results.elo.Result` per game, team 0's side
     against team 1's, scoring 1, 0 or (equal places) 0.5. Cutthroat gives one Result per
     pair of seats ``(i, j)``, ``i < j``, scored from their places the same way.
     """

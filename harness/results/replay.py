@@ -19,7 +19,7 @@ from harness.rules.config import Form, RulesConfig
 from harness.rules.game import Game
 from harness.rules.hand import Hand, Phase
 from harness.rules.scoring import HandResult, team_count, team_of
-from harness.store import GameRow
+from harness.storage.results import GameRow
 
 __all__ = ["describe_rules", "render_game"]
 

@@ -1,7 +1,7 @@
 """The mapping between a played game and its stored row, both ways.
 
 :func:`to_row` turns the referee's :class:`~harness.referee.outcome.GameResult` for a
-scheduled game into the :class:`~harness.store.GameRow` the store keeps; the record
+scheduled game into the :class:`~harness.storage.results.GameRow` the store keeps; the record
 gains a ``tournament`` entry (id, key, duplicate group, table and rating sides) so that
 :func:`sided_game` can give the results the scheduled game back from the row alone.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from harness.referee.outcome import GameResult
 from harness.results.counting import SidedGame, rated
-from harness.store import GameRow
+from harness.storage.results import GameRow
 
 __all__ = ["StoredGame", "rated_games", "sided_game", "to_row"]
 

@@ -1,6 +1,6 @@
 """Euchre statistics per entrant, computed from stored games (pure; no I/O).
 
-:func:`compute_stats` reads each :class:`~harness.store.GameRow`'s record (the engine's
+:func:`compute_stats` reads each :class:`~harness.storage.results.GameRow`'s record (the engine's
 per-hand ``result`` and ``actions``) and its faults, and returns one :class:`BotStats`
 per entrant name.
 
@@ -53,7 +53,7 @@ from harness.results.counting import counted_games, form_of
 from harness.rules.actions import Action, ActionKind
 from harness.rules.config import Form
 from harness.rules.scoring import HandKind, team_of
-from harness.store import GameRow
+from harness.storage.results import GameRow
 
 __all__ = ["BotStats", "compute_stats", "fault_counts"]
 

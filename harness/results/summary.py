@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from harness.errors import HarnessError
-from harness.ratings import Ratings
+from harness.results.elo import Ratings
 from harness.results.head_to_head import (
     duel_counts,
     game_counts,
@@ -36,9 +36,9 @@ from harness.results.report import (
     standings_rows,
 )
 from harness.results.rows import rated_games
+from harness.results.sprt import Pentanomial, Sprt, SprtStatus, Trinomial
 from harness.results.stats import BotStats, compute_stats, fault_counts
-from harness.sprt import Pentanomial, Sprt, SprtStatus, Trinomial
-from harness.store import GameRow, ResultsStore
+from harness.storage.results import GameRow, ResultsStore
 
 __all__ = [
     "OutputPaths",

@@ -36,9 +36,9 @@ from harness.referee.outcome import FaultPolicy, TimeControl
 from harness.referee.pool import Entrant, check_entrant
 from harness.referee.process import BotCommand
 from harness.referee.session import hashed_token
+from harness.results.sprt import Sprt
 from harness.rules.config import RulesConfig
 from harness.sandbox.box import BoxLimits
-from harness.sprt import Sprt
 from harness.tournament.options import (
     BOT_OPTIONS,
     BOX_FIELDS,

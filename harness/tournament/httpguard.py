@@ -25,7 +25,7 @@ accepting pauses for a second. Event streams, once answered, are held open (at
 most :data:`~harness.tournament.feed.MAX_STREAMS`) and send to a client that reads too
 slowly only for :data:`~harness.tournament.feed.WRITE_TIMEOUT_S`. Each refusal is logged
 as a warning, which the long-running commands fold into one line per interval
-(:mod:`harness.logfold`).
+(:mod:`harness.web.logfold`).
 """
 
 from __future__ import annotations

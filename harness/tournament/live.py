@@ -35,7 +35,7 @@ from urllib.parse import quote
 
 from aiohttp import web
 
-from harness.store import GameRow, ResultsStore
+from harness.storage.results import GameRow, ResultsStore
 from harness.tournament.config import TournamentConfig
 from harness.tournament.feed import (
     HEADERS,

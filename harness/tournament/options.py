@@ -27,9 +27,9 @@ from harness.competition.policies import RETRY_SECONDS, Policy, QuarantinePolicy
 from harness.errors import ConfigError, UnknownKeysError
 from harness.referee.botlog import DEFAULT_LOG_LIMIT
 from harness.referee.outcome import CLOCKS, FaultPolicy, TimeControl
+from harness.results.sprt import Sprt
 from harness.rules.config import RulesConfig
 from harness.sandbox.box import BoxLimits
-from harness.sprt import Sprt
 from harness.tournament.schedule import PARTNERSHIPS
 
 __all__ = [

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.results.sprt import Sprt
 from harness.results.summary import SprtSetup, report_tournament
-from harness.sprt import Sprt
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 from harness.tournament.config import TournamentConfig
 from harness.tournament.runner import store_path
 from harness.web import write_report_html

@@ -3,7 +3,7 @@ workers of a Dask cluster, :mod:`harness.tournament.players`), store each the mo
 ends, and resume a stopped run where it left off. This process is the store's only
 writer either way.
 
-One process at a time may run tournaments on a store (:mod:`harness.store_lock`). A bot
+One process at a time may run tournaments on a store (:mod:`harness.storage.lock`). A bot
 that fails to start ``max_startup_failures`` times in a row (a typo in its command, a
 remote bot nobody started) stops the run with :class:`StartupFailuresError`; the games
 it forfeited in that streak are not stored, so they are played again on resume. A bot
@@ -27,8 +27,8 @@ from harness.referee.inprocess import BotFactory
 from harness.referee.outcome import FaultKind, GameResult, Termination
 from harness.referee.server import RefereeServer
 from harness.results.rows import to_row
-from harness.store import GameRow, ResultsStore
-from harness.store_lock import exclusive_writer
+from harness.storage.lock import exclusive_writer
+from harness.storage.results import GameRow, ResultsStore
 from harness.tournament.config import TournamentConfig
 from harness.tournament.players import (
     GamePlayer,

@@ -11,7 +11,7 @@ cutthroat every seat is its own team. In every form, seat ``t`` (for ``t`` below
 number of teams) is on team ``t``, and a seat's team is ``seat % number_of_teams``.
 
 *Rating sides.* :attr:`ScheduledGame.sides` gives, per team, the side that
-:mod:`harness.ratings` rates: ``(name,)`` for a single seat or for a four-handed team of
+:mod:`harness.results.elo` rates: ``(name,)`` for a single seat or for a four-handed team of
 two copies of one bot ("same" partnerships), and the sorted pair of names for a
 four-handed team in "mixed" partnerships (so ``("a", "a")`` when a bot partners itself
 there; every side of a mixed tournament has two members, as the rating model requires).
@@ -92,8 +92,8 @@ from typing import ClassVar
 from harness.errors import ConfigError
 from harness.results.counting import check_places
 from harness.results.head_to_head import head_to_head_score
+from harness.results.sprt import Pentanomial, Sprt, SprtDecision, SprtStatus, Trinomial
 from harness.rules.config import Form
-from harness.sprt import Pentanomial, Sprt, SprtDecision, SprtStatus, Trinomial
 
 __all__ = [
     "PARTNERSHIPS",
@@ -399,8 +399,8 @@ class SprtMatch(TournamentFormat):
     Two-handed, or four-handed with each side two copies of one bot. With duplicate the
     unit is the pair of tables of one deal set: the candidate's pair score is the sum of
     its two game scores (1 for the better place, 0.5 for equal places, 0 for the worse),
-    counted in a :class:`~harness.sprt.Pentanomial`; without, every game is a unit of a
-    :class:`~harness.sprt.Trinomial`. The decision is taken the first time the LLR
+    counted in a :class:`~harness.results.sprt.Pentanomial`; without, every game is a unit of a
+    :class:`~harness.results.sprt.Trinomial`. The decision is taken the first time the LLR
     crosses a bound and then kept, whatever still-running games add afterwards.
     """
 

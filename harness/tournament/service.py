@@ -34,7 +34,7 @@ from harness.errors import ConfigError, HarnessError
 from harness.protocol import operator as op
 from harness.referee.arena import Arena
 from harness.results.summary import standings
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 from harness.tournament.config import TournamentConfig, hash_tokens, load_config
 from harness.tournament.hosted import ServeHosting
 from harness.tournament.outputs import tournament_report

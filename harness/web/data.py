@@ -18,10 +18,10 @@ from harness.errors import HarnessError
 from harness.referee.outcome import Termination
 from harness.results.rating import Sweep, fit_ratings, rating_history
 from harness.results.replay import describe_rules
+from harness.results.sprt import Pentanomial, Sprt, Trinomial
 from harness.results.stats import compute_stats
 from harness.results.summary import SprtSetup, summary_json
-from harness.sprt import Pentanomial, Sprt, Trinomial
-from harness.store import GameRow, ResultsStore
+from harness.storage.results import GameRow, ResultsStore
 
 __all__ = ["GameSummary", "ReportData", "Sweep", "game_summary", "load_report"]
 

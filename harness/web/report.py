@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.results.rating import rating_text
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
 from harness.web import assets, svg
 from harness.web.data import GameSummary, ReportData, load_report
 from harness.web.replay import VIEWER_FILES, VIEWER_STAMP, replay_html

@@ -1,8 +1,8 @@
 """Perfect-information Monte Carlo (PIMC) for the play phase.
 
 For one decision: draw worlds uniformly among those consistent with the observation
-(:class:`~harness.search.worlds.WorldSampler`); in each, play out every legal card with
-the heuristic rollout policy (:class:`~harness.search.rollout.PlayRollout`), the same
+(:class:`~harness.sdk.search.worlds.WorldSampler`); in each, play out every legal card with
+the heuristic rollout policy (:class:`~harness.sdk.search.rollout.PlayRollout`), the same
 world for every card so that their comparison is paired; pick the card with the best
 mean points for the observer's side.
 
@@ -20,9 +20,9 @@ import random
 import time
 
 from harness.rules import Action, Observation, Phase, RulesConfig
-from harness.search.inference import BidFilter, Policy
-from harness.search.rollout import PlayRollout
-from harness.search.worlds import WorldSampler
+from harness.sdk.search.inference import BidFilter, Policy
+from harness.sdk.search.rollout import PlayRollout
+from harness.sdk.search.worlds import WorldSampler
 
 INFER_COST = 10  # rollouts' worth of work to check one world against the bidding
 
@@ -85,7 +85,7 @@ def search_play(obs: Observation, config: RulesConfig, rng: random.Random,
                 budget: Budget, policy: Policy | None = None) -> SearchResult:
     """PIMC over the legal cards of a play decision (see the module docstring). With a
     ``policy``, only worlds in which it explains the other seats' bids are searched
-    (:class:`~harness.search.inference.BidFilter`); checking a world counts as
+    (:class:`~harness.sdk.search.inference.BidFilter`); checking a world counts as
     ``INFER_COST`` rollouts of the budget."""
     legal = list(obs.legal_actions)
     if obs.phase is not Phase.PLAY or not legal:

@@ -5,7 +5,7 @@ a list of *holders*: the places an unseen card may be (another seat's hand, the 
 under the upcard, the dealer's discard, the cutthroat dummy or the maker's dummy
 discards), each with its size, the cards already known to be there, and the suits it
 cannot hold (a player who did not follow suit is void in the led suit, the bowers and
-the Joker counted in trump's suit). Sampling from these is :mod:`harness.search.worlds`.
+the Joker counted in trump's suit). Sampling from these is :mod:`harness.sdk.search.worlds`.
 """
 
 from __future__ import annotations

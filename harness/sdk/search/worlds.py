@@ -1,6 +1,6 @@
 """Sampling hidden worlds: full deals consistent with what one seat has observed.
 
-A *world* gives every unseen card a place (:mod:`harness.search.constraints` lists the
+A *world* gives every unseen card a place (:mod:`harness.sdk.search.constraints` lists the
 places and what each may hold). :class:`WorldSampler` draws worlds **uniformly** among
 all consistent ones, so each unseen card reaches each possible holder with exactly its
 probability. Naive sequential dealing (deal the cards in some order, each to a random
@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from harness.rules import Action, Card, Form, Hand, Observation, Phase, RulesConfig, deck_cards
 from harness.rules.actions import discard
 from harness.rules.hand import deal
-from harness.search.constraints import (
+from harness.sdk.search.constraints import (
     Constraints,
     HolderKind,
     InconsistentObservation,

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from harness.rules import Action, Hand, Observation, Phase
 from harness.rules.observation import observe
-from harness.search.worlds import World, WorldRejected
+from harness.sdk.search.worlds import World, WorldRejected
 
 Policy = Callable[[Observation], Action]
 MAX_REJECTIONS = 20  # per world accepted, before the filter gives up

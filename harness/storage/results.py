@@ -22,21 +22,18 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
 from typing import Any, ClassVar, Final, TypeVar
 
 from harness.errors import StoreError
 from harness.referee.outcome import Fault, FaultKind, Termination
+from harness.storage.sqlite import SQLiteFile
 
 __all__ = ["GameRow", "ResultsStore"]
 
-_BUSY_TIMEOUT_S: Final = 5.0
 _PAGE_SIZE: Final = 500
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
@@ -149,11 +146,6 @@ def _seat_rows(game_id: int | None, seats: Iterable[str]) -> list[tuple[Any, ...
     return [(game_id, seat, bot) for seat, bot in enumerate(seats)]
 
 
-def _rollback(conn: sqlite3.Connection) -> None:
-    """Roll back if a transaction is still open (SQLite ends some on its own)."""
-    if conn.in_transaction:
-        conn.execute("ROLLBACK")
-
 
 def _utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
@@ -232,95 +224,24 @@ def _row_to_game(row: tuple[Any, ...], stored: tuple[tuple[Any, ...], ...]) -> G
 # --------------------------------------------------------------------------- store
 
 
-class ResultsStore:
+class ResultsStore(SQLiteFile):
     """A results file. Thread-safe; usable as a context manager."""
 
+    KIND = "results store"
+    VERSION_KEY = "schema_version"
+    MIGRATIONS = _MIGRATIONS
     SCHEMA_VERSION: ClassVar[int] = len(_MIGRATIONS)
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        self._lock = threading.RLock()
-        self._connection: sqlite3.Connection | None = None
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"cannot create the folder for {self.path}: {exc}") from exc
-        try:
-            conn = sqlite3.connect(
-                self.path,
-                timeout=_BUSY_TIMEOUT_S,
-                isolation_level=None,  # autocommit; transactions are explicit
-                check_same_thread=False,
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open results store {self.path}: {exc}") from exc
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
-            conn.execute("PRAGMA foreign_keys = ON")
-            # Reading the schema first turns "not a database" into one clear error.
-            self._check_and_migrate(conn)
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise StoreError(
-                f"{self.path} is not a usable results store (not an SQLite database, "
-                f"or corrupt): {exc}"
-            ) from exc
-        except BaseException:
-            conn.close()
-            raise
-        self._connection = conn
-
-    # ---------------------------------------------------------------- lifecycle
-
-    def close(self) -> None:
-        """Close the file. Further calls raise :class:`StoreError`; closing twice is fine."""
-        with self._lock:
-            if self._connection is not None:
-                self._connection.close()
-                self._connection = None
-
-    def __enter__(self) -> ResultsStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"ResultsStore({str(self.path)!r})"
 
     # ---------------------------------------------------------------- schema
 
-    def _check_and_migrate(self, conn: sqlite3.Connection) -> None:
-        version = self._schema_version(conn)
-        if version == self.SCHEMA_VERSION:
-            return
-        # Take the write lock, then look again: another process may have migrated.
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            version = self._schema_version(conn)
-            if version is None:
-                conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-                version = 0
-            for step in range(version, self.SCHEMA_VERSION):
-                _MIGRATIONS[step](conn)
-            conn.execute(
-                "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (str(self.SCHEMA_VERSION),),
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            _rollback(conn)
-            raise
+    def _create(self, conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
-    def _schema_version(self, conn: sqlite3.Connection) -> int | None:
+    def _unusable(self, exc: sqlite3.DatabaseError) -> str:
+        return (f"{self.path} is not a usable results store (not an SQLite database, "
+                f"or corrupt): {exc}")
+
+    def _version(self, conn: sqlite3.Connection) -> int | None:
         """The file's schema version; ``None`` for an empty file. Raises if unusable."""
         tables = {
             name
@@ -343,36 +264,8 @@ class ResultsStore:
             version = -1
         if version < 0:
             raise StoreError(f"{self.path}: the meta table has no valid schema_version")
-        if version > self.SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path} has schema version {version}, newer than this euchre-harness "
-                f"understands ({self.SCHEMA_VERSION}); upgrade euchre-harness to read it"
-            )
+        self._newer(version)
         return version
-
-    # ---------------------------------------------------------------- plumbing
-
-    @contextmanager
-    def _reading(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            if self._connection is None:
-                raise StoreError(f"results store {self.path} is closed")
-            try:
-                yield self._connection
-            except sqlite3.Error as exc:
-                raise StoreError(f"results store {self.path}: {exc}") from exc
-
-    @contextmanager
-    def _writing(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; committed on success, rolled back on any exception."""
-        with self._reading() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                _rollback(conn)
-                raise
 
     # ---------------------------------------------------------------- tournaments
 
@@ -383,7 +276,7 @@ class ResultsStore:
             config_json = _dumps(dict(config), sort_keys=True)
         except (TypeError, ValueError) as exc:
             raise StoreError(f"tournament config is not JSON-serialisable: {exc}") from exc
-        with self._writing() as conn:
+        with self.writing() as conn:
             row = conn.execute(
                 "SELECT config_json FROM tournaments WHERE id = ?", (tournament_id,)
             ).fetchone()
@@ -413,7 +306,7 @@ class ResultsStore:
             config_json = _dumps(dict(config), sort_keys=True)
         except (TypeError, ValueError) as exc:
             raise StoreError(f"tournament config is not JSON-serialisable: {exc}") from exc
-        with self._writing() as conn:
+        with self.writing() as conn:
             cursor = conn.execute("UPDATE tournaments SET config_json = ? WHERE id = ?",
                                   (config_json, tournament_id))
             if cursor.rowcount == 0:
@@ -422,7 +315,7 @@ class ResultsStore:
     def set_status(self, tournament_id: str, status: str) -> None:
         """Set a tournament's status (``"running"``, ``"finished"``, ``"interrupted"``,
         ``"cancelled"`` or ``"failed"``)."""
-        with self._writing() as conn:
+        with self.writing() as conn:
             cursor = conn.execute(
                 "UPDATE tournaments SET status = ? WHERE id = ?", (status, tournament_id)
             )
@@ -431,7 +324,7 @@ class ResultsStore:
 
     def delete_tournament(self, tournament_id: str) -> int:
         """Delete a tournament with its games and their faults; returns how many games."""
-        with self._writing() as conn:
+        with self.writing() as conn:
             deleted = conn.execute(
                 "DELETE FROM games WHERE tournament_id = ?", (tournament_id,)
             ).rowcount
@@ -440,12 +333,12 @@ class ResultsStore:
 
     def tournament_ids(self) -> list[str]:
         """Every tournament id, oldest first."""
-        with self._reading() as conn:
+        with self.reading() as conn:
             return [r[0] for r in conn.execute("SELECT id FROM tournaments ORDER BY rowid")]
 
     def tournament_status(self, tournament_id: str) -> str:
         """The tournament's status; unknown ids raise :class:`StoreError`."""
-        with self._reading() as conn:
+        with self.reading() as conn:
             row = conn.execute(
                 "SELECT status FROM tournaments WHERE id = ?", (tournament_id,)
             ).fetchone()
@@ -456,7 +349,7 @@ class ResultsStore:
 
     def tournament_summaries(self) -> list[tuple[str, str, str, int]]:
         """``(id, name, status, stored games)`` of every tournament, oldest first."""
-        with self._reading() as conn:
+        with self.reading() as conn:
             return [
                 (r[0], r[1], r[2], r[3])
                 for r in conn.execute(
@@ -468,7 +361,7 @@ class ResultsStore:
 
     def tournament_config(self, tournament_id: str) -> dict[str, Any]:
         """The configuration the tournament was created with."""
-        with self._reading() as conn:
+        with self.reading() as conn:
             row = conn.execute(
                 "SELECT config_json FROM tournaments WHERE id = ?", (tournament_id,)
             ).fetchone()
@@ -481,7 +374,7 @@ class ResultsStore:
 
     def finished_keys(self, tournament_id: str) -> set[str]:
         """The game keys already stored for the tournament (empty if it is unknown)."""
-        with self._reading() as conn:
+        with self.reading() as conn:
             return {
                 r[0]
                 for r in conn.execute(
@@ -491,14 +384,14 @@ class ResultsStore:
 
     def count_games(self, tournament_id: str) -> int:
         """How many games of the tournament are stored (0 if it is unknown)."""
-        with self._reading() as conn:
+        with self.reading() as conn:
             return int(conn.execute("SELECT COUNT(*) FROM games WHERE tournament_id = ?",
                                     (tournament_id,)).fetchone()[0])
 
     def count_keys(self, tournament_id: str, prefixes: Iterable[str]) -> dict[str, int]:
         """How many of the tournament's stored game keys start with each prefix (a range
         scan of the key index each, not a read of every key)."""
-        with self._reading() as conn:
+        with self.reading() as conn:
             return {p: int(conn.execute(
                 "SELECT COUNT(*) FROM games WHERE tournament_id = ? AND game_key >= ? "
                 "AND game_key < ?", (tournament_id, p, p[:-1] + chr(ord(p[-1]) + 1)),
@@ -528,7 +421,7 @@ class ResultsStore:
             )
         except (TypeError, ValueError) as exc:
             raise StoreError(f"game {game.game_key!r} is not JSON-serialisable: {exc}") from exc
-        with self._writing() as conn:
+        with self.writing() as conn:
             if conn.execute(
                 "SELECT 1 FROM tournaments WHERE id = ?", (game.tournament_id,)
             ).fetchone() is None:
@@ -557,7 +450,7 @@ class ResultsStore:
         store stays usable (and writable) between items."""
         last_id = 0
         while True:
-            with self._reading() as conn:
+            with self.reading() as conn:
                 if tournament_id is None:
                     rows = conn.execute(
                         f"SELECT {_GAME_COLUMNS} FROM games WHERE id > ? ORDER BY id LIMIT ?",
@@ -583,7 +476,7 @@ class ResultsStore:
         ``bot@2`` or ``bot2``). Reads only the games it returns."""
         if limit <= 0:
             return []
-        with self._reading() as conn:
+        with self.reading() as conn:
             if bot is None:
                 rows = conn.execute(
                     f"SELECT {_GAME_COLUMNS} FROM games WHERE tournament_id = ? "
@@ -605,7 +498,7 @@ class ResultsStore:
 
     def game(self, tournament_id: str, game_key: str) -> GameRow | None:
         """One stored game, or ``None``."""
-        with self._reading() as conn:
+        with self.reading() as conn:
             row = conn.execute(
                 f"SELECT {_GAME_COLUMNS} FROM games WHERE tournament_id = ? AND game_key = ?",
                 (tournament_id, game_key),
@@ -618,7 +511,7 @@ class ResultsStore:
         """Look a game up by ``"<row id>"``, ``"<tournament>/<game_key>"`` or a bare
         ``game_key``. A row id wins if it exists; otherwise a reference that names more
         than one game raises :class:`StoreError` listing them. ``None`` if nothing matches."""
-        with self._reading() as conn:
+        with self.reading() as conn:
             if ref.isdigit():
                 row = conn.execute(
                     f"SELECT {_GAME_COLUMNS} FROM games WHERE id = ?", (int(ref),)

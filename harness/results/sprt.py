@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Self
 
 from harness.errors import ConfigError
-from harness.ratings import Z95, elo_from_score, expected_score
+from harness.results.elo import Z95, elo_from_score, expected_score
 
 __all__ = [
     "REGULARISATION",

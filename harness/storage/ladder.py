@@ -1,6 +1,6 @@
 """The ladder's tables, kept in the same SQLite file as the results store.
 
-:class:`LadderStore` opens the file with :class:`~harness.store.ResultsStore` first (so
+:class:`LadderStore` opens the file with :class:`~harness.storage.results.ResultsStore` first (so
 the file is a results store at the current schema, and finished games go where the
 results package reads them), then keeps its own tables beside the results tables. The
 ladder's schema has its own version, ``ladder_schema_version`` in the ``meta`` table,
@@ -16,19 +16,14 @@ from __future__ import annotations
 import os
 import secrets
 import sqlite3
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
-from types import TracebackType
+from collections.abc import Callable
 from typing import ClassVar, Final
 
-from harness.errors import StoreError
-from harness.store import ResultsStore
+from harness.storage.results import ResultsStore
+from harness.storage.sqlite import SQLiteFile
 
 __all__ = ["BOTS_CHANGES_KEY", "LadderStore"]
 
-_BUSY_TIMEOUT_S: Final = 5.0
 _VERSION_KEY: Final = "ladder_schema_version"
 _DEAL_KEY: Final = "ladder_deal_key"
 
@@ -123,59 +118,23 @@ _MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (
     _migrate_to_v1, _migrate_to_v2, _migrate_to_v3)
 
 
-class LadderStore:
+class LadderStore(SQLiteFile):
     """The ladder tables of one store file. Thread-safe; usable as a context manager."""
 
+    KIND = "ladder store"
+    VERSION_KEY = _VERSION_KEY
+    MIGRATIONS = _MIGRATIONS
     SCHEMA_VERSION: ClassVar[int] = len(_MIGRATIONS)
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        ResultsStore(self.path).close()  # creates or migrates the results schema
-        self._lock = threading.RLock()
-        try:
-            conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None,
-                                   check_same_thread=False)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open ladder store {self.path}: {exc}") from exc
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
-            conn.execute("PRAGMA foreign_keys = ON")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            self._migrate(conn)
-        except sqlite3.Error as exc:
-            conn.close()
-            raise StoreError(f"{self.path}: cannot set up the ladder tables: {exc}") from exc
-        except BaseException:
-            conn.close()
-            raise
-        self._connection: sqlite3.Connection | None = conn
+        ResultsStore(path).close()  # creates or migrates the results schema (and meta)
+        super().__init__(path)
 
     def _version(self, conn: sqlite3.Connection) -> int:
         row = conn.execute("SELECT value FROM meta WHERE key = ?", (_VERSION_KEY,)).fetchone()
         version = int(row[0]) if row is not None else 0
-        if version > self.SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path} has ladder schema version {version}, newer than this "
-                f"euchre-harness understands ({self.SCHEMA_VERSION}); upgrade to use it")
+        self._newer(version)
         return version
-
-    def _migrate(self, conn: sqlite3.Connection) -> None:
-        if self._version(conn) == self.SCHEMA_VERSION:
-            return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for step in range(self._version(conn), self.SCHEMA_VERSION):
-                _MIGRATIONS[step](conn)
-            conn.execute(
-                "INSERT INTO meta (key, value) VALUES (?, ?) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (_VERSION_KEY, str(self.SCHEMA_VERSION)))
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
 
     def deal_key(self) -> str:
         """The ladder's secret deal key (256 random bits, as hex), made on first use.
@@ -186,44 +145,3 @@ class LadderStore:
                          "DO NOTHING", (_DEAL_KEY, secrets.token_hex(32)))
             row = conn.execute("SELECT value FROM meta WHERE key = ?", (_DEAL_KEY,)).fetchone()
         return str(row[0])
-
-    @contextmanager
-    def reading(self) -> Iterator[sqlite3.Connection]:
-        """The connection, under the lock; SQLite errors become :class:`StoreError`."""
-        with self._lock:
-            if self._connection is None:
-                raise StoreError(f"ladder store {self.path} is closed")
-            try:
-                yield self._connection
-            except sqlite3.Error as exc:
-                raise StoreError(f"ladder store {self.path}: {exc}") from exc
-
-    @contextmanager
-    def writing(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction: committed on success, rolled back on any exception."""
-        with self.reading() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-
-    def close(self) -> None:
-        """Close the file; closing twice is fine."""
-        with self._lock:
-            if self._connection is not None:
-                self._connection.close()
-                self._connection = None
-
-    def __enter__(self) -> LadderStore:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"LadderStore({str(self.path)!r})"

@@ -1,7 +1,7 @@
 """What a card is worth keeping: the card values of the heuristic player.
 
 The heuristic sample bot (``sample_bots/heuristic_bot.py``) bids, discards and throws by
-these values, and the search's rollout policy (:mod:`harness.search.rollout`) plays by
+these values, and the search's rollout policy (:mod:`harness.sdk.search.rollout`) plays by
 the same ones, so a rollout plays the way that bot would.
 """
 

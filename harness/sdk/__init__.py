@@ -47,6 +47,10 @@ What a decision shows, in three cases that surprise authors:
 * ``obs.public_actions`` holds every bid, pickup, going-alone decision and play that all
   players see, and never a discard, not even the bot's own: those are in
   ``obs.discards``.
+
+The package is the bot's end of the wire: beside this SDK, :mod:`harness.sdk.human` is a
+human seat in the terminal (``euchre-harness play``) and :mod:`harness.sdk.search` holds
+helpers for search bots (sampled hidden worlds, rollouts, determinized search).
 """
 
 from __future__ import annotations

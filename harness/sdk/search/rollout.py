@@ -10,8 +10,9 @@ are plain ints (``Card.id``) and every per-card fact is a precomputed table, so 
 rollout costs about as much as the engine's random play of a whole hand.
 
 The players' policy is the heuristic bot's card play (``sample_bots.heuristic_bot``),
-expressed over those tables: its card values are the same :func:`~harness.search.values.card_value`,
-and ``tests/test_search_rollout.py`` checks that it picks the heuristic bot's card.
+expressed over those tables: its card values are the same
+:func:`~harness.sdk.search.values.card_value`, and ``tests/test_search_rollout.py``
+checks that it picks the heuristic bot's card.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Sequence
 from harness.rules import Form, Observation, Rank, RulesConfig, Suit
 from harness.rules.cards import ALL_CARDS, EFFECTIVE_SUIT, RANK_VALUE, TRUMP_POWER
 from harness.rules.scoring import score_hand, team_of
-from harness.search.values import card_value
+from harness.sdk.search.values import card_value
 
 _SINGLETON_BONUS = -0.3  # the heuristic's weakest(): a lone plain card is cheaper
 _TOP_TRUMP = 99  # right bower or the Joker

@@ -4,13 +4,13 @@ discard, going alone, the cutthroat maker's dummy discards.
 For each sampled world the hand is rebuilt on the engine (:meth:`World.to_hand`), each
 legal action is applied, the rest of the bidding is played by a given policy (the
 heuristic bot's, for every seat), and the play phase is rolled out with
-:class:`~harness.search.rollout.PlayRollout`. The action with the best mean points for
+:class:`~harness.sdk.search.rollout.PlayRollout`. The action with the best mean points for
 the observer's side wins.
 
 With ``infer=True`` worlds are kept only if, dealt that way, the policy would have made
-every bid the other seats made (:class:`~harness.search.inference.BidFilter`).
+every bid the other seats made (:class:`~harness.sdk.search.inference.BidFilter`).
 
-Costs against the :class:`~harness.search.pimc.Budget`, in play-phase rollouts (measured
+Costs against the :class:`~harness.sdk.search.pimc.Budget`, in play-phase rollouts (measured
 on the four-handed game; see ``bench/README.md``): a play-out from here replays the
 bidding on the engine first, ``PLAYOUT_COST``; every world tried, refused or not, costs
 ``CHECK_COST`` for drawing it and replaying the bidding through the filter.
@@ -21,10 +21,10 @@ from __future__ import annotations
 import random
 
 from harness.rules import Action, Observation, Phase, RulesConfig
-from harness.search.inference import BidFilter, Policy, observe_any
-from harness.search.pimc import Budget, Meter, SearchResult
-from harness.search.rollout import PlayRollout
-from harness.search.worlds import World, WorldSampler
+from harness.sdk.search.inference import BidFilter, Policy, observe_any
+from harness.sdk.search.pimc import Budget, Meter, SearchResult
+from harness.sdk.search.rollout import PlayRollout
+from harness.sdk.search.worlds import World, WorldSampler
 
 PLAYOUT_COST = 5  # one (world, action) play-out, bidding replayed on the engine
 CHECK_COST = 3  # drawing one world and checking it against the bidding
