@@ -176,7 +176,8 @@ def test_a_port_in_use_is_one_clean_line(command: str, busy_port: int,
     extra = {"serve": ["--log-dir", str(tmp_path / "logs"), "--output", str(tmp_path)],
              "match": ["--bot", "a={python} -m sample_bots.random_bot", "--form",
                        "two-handed", "--bot", "b={python} -m sample_bots.random_bot",
-                       "--log-dir", str(tmp_path / "logs")],
+                       "--log-dir", str(tmp_path / "logs"),
+                       "--store", str(tmp_path / "matches.sqlite")],
              "run": ["--output", str(tmp_path / "out"), "--quiet"]}[command]
     result = cli(command, "--port", str(busy_port), *extra)
     assert result.returncode == 2
@@ -194,7 +195,8 @@ def test_a_folder_that_cannot_be_written_is_one_clean_line(command: str, flag: s
     blocker.write_text("not a folder")
     extra = {"run": ["--quiet", "--games", "1"], "serve": ["--port", "0"],
              "match": ["--bot", "a={python} -m sample_bots.random_bot", "--form", "two-handed",
-                       "--bot", "b={python} -m sample_bots.random_bot"]}[command]
+                       "--bot", "b={python} -m sample_bots.random_bot",
+                       "--store", str(tmp_path / "matches.sqlite")]}[command]
     if (command, flag) == ("serve", "--output"):
         extra += ["--log-dir", str(tmp_path / "logs")]
     result = cli(command, flag, str(blocker / "out"), *extra)

@@ -138,7 +138,8 @@ def match_records(tmp_path: Path, run: str) -> list[list[list[object]]]:
     out = subprocess.run(
         [sys.executable, "-m", "harness", "match", "--bot", f"search={search}",
          "--bot", "heuristic={python} -m sample_bots.heuristic_bot", "--games", "2",
-         "--target", "5", "--seed", "3", "--json", "--log-dir", str(tmp_path / run)],
+         "--target", "5", "--seed", "3", "--json", "--log-dir", str(tmp_path / run),
+         "--store", str(tmp_path / f"{run}.sqlite")],
         cwd=ROOT, text=True, capture_output=True, timeout=180)
     assert out.returncode == 0, out.stderr
     logs = "".join(p.read_text() for p in (tmp_path / run).glob("search-*.log"))
