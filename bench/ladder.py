@@ -179,7 +179,7 @@ def _p95(values: list[float]) -> float:
 
 def time_standings(runtime: LadderRuntime, runs: int = 40) -> tuple[list[float], list[float]]:
     """Seconds of the standings answer and of the live page's JSON, ``runs`` each."""
-    from harness.ladder.live import ladder_view
+    from harness.ladder.live_site import ladder_view
     from harness.ladder.service import standings
 
     answer, page = [], []

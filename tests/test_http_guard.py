@@ -20,7 +20,7 @@ from aiohttp import web
 from harness.tournament import feed as feed_module
 from harness.tournament.feed import Feed
 from harness.tournament.httpguard import ConnectionGuard, open_files
-from harness.tournament.live import LiveSite
+from harness.tournament.live_site import LiveSite
 
 WAIT_S = 30.0
 REQUEST = b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"

@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from harness.ladder.ratings import LadderRatings
@@ -131,7 +131,8 @@ def _mixed_row(i: int, a: str, b: str, c: str, d: str, ac_won: bool) -> GameRow:
                    (10, 4), (1, 2, 1, 2) if ac_won else (2, 1, 2, 1), 5, "", "", 1.0, record)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25, deadline=None, derandomize=True)
+@example(seed=0, bots=5, mixed=False, batches=[1, 1], exact_every=30)  # 2 games in all
 @given(seed=st.integers(0, 10**6), bots=st.integers(3, 12), mixed=st.booleans(),
        batches=st.lists(st.integers(1, 40), min_size=2, max_size=8),
        exact_every=st.sampled_from([1, 30, 10**6]))
@@ -142,6 +143,7 @@ def test_the_sparse_incremental_fit_equals_a_full_refit(
     strength = {n: rng.gauss(0.0, 1.0) for n in names}
     rows: list[GameRow] = []
     ratings = LadderRatings(sparse_above=0, exact_every=exact_every)
+    calibrated: set[str] = set()  # the bots of the last exact refit
     for batch in batches:
         new: list[GameRow] = []
         for _ in range(batch):
@@ -167,7 +169,14 @@ def test_the_sparse_incremental_fit_equals_a_full_refit(
             assert got.score[name] == pytest.approx(full.score[name])
             assert got.opponents[name] == full.opponents[name]
             # Exact at an exact refit; in between, scaled by each bot's information.
-            exact_now = exact_every == 1 or ratings.games == len(rows[:batches[0]])
-            assert got.ci95[name] == pytest.approx(full.ci95[name],
-                                                   rel=1e-6 if exact_now else 0.35)
+            # A bot new since the refit borrows the median bot's scale, and one of a few
+            # games (an interval of hundreds of Elo) moves a lot with each: within 2x.
+            exact_now = ratings._exact_games == ratings.games  # this refresh was exact
+            if exact_now or (name in calibrated and full.games[name] >= 5):
+                assert got.ci95[name] == pytest.approx(full.ci95[name],
+                                                       rel=1e-6 if exact_now else 0.35)
+            else:
+                assert full.ci95[name] / 2 <= got.ci95[name] <= full.ci95[name] * 2
+        if ratings._exact_games == ratings.games:
+            calibrated = set(full.players)
     assert ratings.drift < 1e-6

@@ -22,8 +22,7 @@ from harness.ladder.sets import SetLog, StoredSet
 from harness.referee.outcome import TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
-from harness.referee.session import Registry as SessionRegistry
-from harness.referee.session import Slot
+from harness.referee.session import Slot, SlotRegistry
 from harness.results.elo import Ratings
 from harness.rules.config import RulesConfig
 from harness.sdk import play_session
@@ -176,7 +175,7 @@ def test_a_bot_that_keeps_faulting_is_benched_and_gets_no_more_games(
 
 def test_the_referee_asks_the_resolver_only_for_tokens_it_did_not_issue() -> None:
     asked: list[str] = []
-    tokens = SessionRegistry()
+    tokens = SlotRegistry()
     issued = tokens.add("house", 0, "issued-token")
     spare = tokens.add("spare", 0, "other-token")
     tokens.remove(spare)

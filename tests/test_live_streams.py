@@ -24,17 +24,17 @@ from test_live_page import browser as browser  # the module's Chromium (a fixtur
 from test_stats_report import random_row
 from test_web_pages import Tab
 
-from harness.ladder import live as ladder_live
-from harness.ladder.live import LadderLiveServer
+from harness.ladder import live_site as ladder_live
+from harness.ladder.live_site import LadderLiveServer
 from harness.ladder.matchmaking import DealSet, SetProgress
 from harness.ladder.runtime import LadderRuntime, LadderSettings
 from harness.protocol import ladder as lp
 from harness.referee.arena import Arena
 from harness.rules import Form
 from harness.storage.results import GameRow, ResultsStore
-from harness.tournament import live as tournament_live
+from harness.tournament import live_site as tournament_live
 from harness.tournament.feed import MAX_STREAMS
-from harness.tournament.live import LiveServer
+from harness.tournament.live_site import LiveServer
 from harness.tournament.runner import store_path
 from harness.tournament.schedule import ScheduledGame
 from harness.tournament.service import CONFIG_FILE, TournamentService

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.results.report import BRIEF_WIDTH
+from harness.results.tables import BRIEF_WIDTH
 from harness.storage.results import ResultsStore
 from harness.tournament.runner import store_path
 

@@ -22,7 +22,6 @@ from harness.referee.outcome import Fault, FaultKind, GameResult, Termination
 from harness.results.elo import Result, fit
 from harness.results.head_to_head import duel_counts, pair_counts
 from harness.results.rating import Sweep, fit_ratings, rating_history, sweep_of
-from harness.results.report import render_report, render_standings, standings_rows
 from harness.results.rows import StoredGame, rated_games, to_row
 from harness.results.sprt import Sprt
 from harness.results.stats import compute_stats
@@ -33,6 +32,7 @@ from harness.results.summary import (
     summary_json,
     write_outputs,
 )
+from harness.results.tables import render_report, render_standings, standings_rows
 from harness.rules import Form, Game, RulesConfig
 from harness.storage.results import GameRow, ResultsStore
 from harness.tournament.config import load_config
@@ -280,8 +280,8 @@ def test_a_real_tournaments_outputs_match_the_published_schemas(tmp_path: Path) 
 
 
 def test_head_to_head_elo_of_a_clean_sweep_says_so_instead_of_infinity() -> None:
-    from harness.results.report import _duel_cell
     from harness.results.sprt import Pentanomial, Trinomial
+    from harness.results.tables import _duel_cell
 
     assert _duel_cell(Pentanomial.from_pair_scores([2.0, 2.0, 2.0])) == "all pairs won (3 pairs)"
     assert _duel_cell(Trinomial.from_scores([0.0])) == "all games lost (1 game)"

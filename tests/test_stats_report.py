@@ -1,5 +1,5 @@
 """Tests of the per-bot statistics (harness/results/stats.py), the report
-(harness/results/report.py, summary.py) and the game replay (harness/results/replay.py),
+(harness/results/tables.py, summary.py) and the game replay (harness/results/game_text.py),
 on games played by the rules engine: crafted deals with known outcomes, and random games."""
 
 from __future__ import annotations
@@ -16,10 +16,13 @@ import pytest
 from harness.referee.match import forfeit_places
 from harness.referee.outcome import Fault, FaultKind, Termination
 from harness.results.elo import Ratings, Result, fit
+from harness.results.game_text import render_game
 from harness.results.head_to_head import head_to_head
 from harness.results.rating import sweep_of
-from harness.results.replay import render_game
-from harness.results.report import (
+from harness.results.sprt import Pentanomial, Sprt, SprtDecision, Trinomial
+from harness.results.stats import BotStats, compute_stats
+from harness.results.summary import summary_json, write_outputs
+from harness.results.tables import (
     render_faults,
     render_head_to_head,
     render_los,
@@ -29,9 +32,6 @@ from harness.results.report import (
     render_stats,
     standings_rows,
 )
-from harness.results.sprt import Pentanomial, Sprt, SprtDecision, Trinomial
-from harness.results.stats import BotStats, compute_stats
-from harness.results.summary import summary_json, write_outputs
 from harness.rules import Action, Card, Form, Game, RulesConfig, deck_cards, parse_cards
 from harness.rules.hand import deal_plan
 from harness.storage.results import GameRow, ResultsStore

@@ -19,9 +19,9 @@ from harness.cli.ctl import _elo
 from harness.protocol import operator as op
 from harness.results.elo import Result, fit
 from harness.results.rating import Sweep, sweep_of
-from harness.results.report import render_standings, standings_rows
 from harness.results.stats import compute_stats
 from harness.results.summary import standings, summary_json
+from harness.results.tables import render_standings, standings_rows
 from harness.storage.results import GameRow, ResultsStore
 from harness.web import write_report_html
 

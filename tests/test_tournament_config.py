@@ -16,7 +16,7 @@ from harness.errors import ConfigError
 from harness.referee.outcome import FaultPolicy, PolicyKind, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
-from harness.referee.session import Registry, hashed_token
+from harness.referee.session import SlotRegistry, hashed_token
 from harness.rules.cards import DeckKind
 from harness.rules.config import Form, LonerLead
 from harness.tournament.config import (
@@ -487,7 +487,7 @@ def test_a_configuration_kept_by_the_referee_holds_token_hashes_that_admit_the_s
             '[[bot]]\nname = "b"\ncommand = "x"\n')
     kept = hash_tokens(text)
     assert "seat-one" not in kept and "seat-two" not in kept
-    registry = Registry()
+    registry = SlotRegistry()
     for i, token in enumerate(tomllib.loads(kept)["bot"][0]["tokens"]):
         registry.add("a", i, token, remote=True)
     assert registry.lookup("seat-two") is not None

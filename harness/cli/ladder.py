@@ -206,7 +206,7 @@ def _act(args: argparse.Namespace, settings: LadderSettings) -> int:
 
 
 def _run(settings: LadderSettings, http: tuple[str, int] | None) -> int:
-    from harness.ladder.live import LadderLiveServer
+    from harness.ladder.live_site import LadderLiveServer
 
     async def main() -> None:
         stop = asyncio.Event()

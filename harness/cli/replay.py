@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from harness.results.replay import render_game
+    from harness.results.game_text import render_game
 
     path = existing_store(args.store)
     with ResultsStore(path) as store:

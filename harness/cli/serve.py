@@ -68,7 +68,7 @@ async def _serve(args: argparse.Namespace, tls: ServerTLS | None) -> int:
     """Serve until SIGINT or SIGTERM, then shut down gracefully: health turns
     NOT_SERVING, new bots are refused, running games get the grace period to finish and
     are then interrupted, connected bots are told, and bot processes are stopped."""
-    from harness.tournament.live import LiveServer
+    from harness.tournament.live_site import LiveServer
     from harness.tournament.service import TournamentService
 
     token = operator_token(args, tls)

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.ladder.registry import Entrant
+from harness.ladder.registry import RegisteredBot
 from harness.results.elo import (
     DEFAULT_PRIOR_GAMES,
     NAT,
@@ -188,7 +188,7 @@ class LadderRatings:
                                 "ORDER BY id").fetchall()
         return [{"games": g, "at": at, "players": json.loads(p)} for g, at, p in rows]
 
-    def standings(self, entrants: Sequence[Entrant], *,
+    def standings(self, entrants: Sequence[RegisteredBot], *,
                   latest_only: bool = False) -> list[dict[str, Any]]:
         """One row per entrant, best first, unrated last: ``player_json`` fields (or
         only ``name`` and ``games`` 0 when unrated) plus ``owner``, ``retired`` and
@@ -203,7 +203,7 @@ class LadderRatings:
         rows: list[dict[str, Any]] = []
         for entrant in entrants:
             row: dict[str, Any] = {"name": entrant.name, "games": 0, "elo": None}
-            source: Entrant | None = entrant
+            source: RegisteredBot | None = entrant
             while source is not None and not (ratings and source.name in ratings.elo):
                 source = by_name.get(source.previous) if source.previous else None
             if ratings is not None and source is not None:

@@ -30,7 +30,7 @@ from typing import Any, Final
 from harness.errors import ConfigError
 from harness.storage.ladder import BOTS_CHANGES_KEY, LadderStore
 
-__all__ = ["MAX_CONCURRENCY", "Also", "Entrant", "Registry", "Token"]
+__all__ = ["MAX_CONCURRENCY", "Also", "RegisteredBot", "Registry", "Token"]
 
 MAX_CONCURRENCY: Final = 64
 """The most seats one entrant may hold at once."""
@@ -74,7 +74,7 @@ class Token:
 
 
 @dataclass(frozen=True, slots=True)
-class Entrant:
+class RegisteredBot:
     """A registered bot version (no token material)."""
 
     id: int
@@ -136,7 +136,7 @@ class Registry:
     def __init__(self, store: LadderStore) -> None:
         self._store = store
         # Every entrant in id order, read again only when the table has changed.
-        self._cache: tuple[str, list[Entrant]] | None = None
+        self._cache: tuple[str, list[RegisteredBot]] | None = None
 
     def __repr__(self) -> str:
         return f"Registry({self._store!r})"
@@ -144,30 +144,30 @@ class Registry:
     # ------------------------------------------------------------------ reads
 
     @staticmethod
-    def _entrant(row: tuple[Any, ...], previous: str | None) -> Entrant:
-        return Entrant(id=row[0], name=row[1], base=row[2], version=row[3], previous=previous,
+    def _entrant(row: tuple[Any, ...], previous: str | None) -> RegisteredBot:
+        return RegisteredBot(id=row[0], name=row[1], base=row[2], version=row[3], previous=previous,
                        owner=row[5], description=row[6], concurrency=row[7],
                        created_at=row[8], retired_at=row[9])
 
     def _rows(self, conn: sqlite3.Connection, where: str = "",
-              args: tuple[Any, ...] = ()) -> list[Entrant]:
+              args: tuple[Any, ...] = ()) -> list[RegisteredBot]:
         rows = conn.execute(f"SELECT {_COLUMNS} FROM ladder_bots {where} ORDER BY id",
                             args).fetchall()
         names = dict(conn.execute("SELECT id, name FROM ladder_bots").fetchall())
         return [self._entrant(r, names.get(r[4])) for r in rows]
 
-    def _get(self, conn: sqlite3.Connection, name: str) -> Entrant:
+    def _get(self, conn: sqlite3.Connection, name: str) -> RegisteredBot:
         found = self._rows(conn, "WHERE name = ?", (name,))
         if not found:
             raise ConfigError("name", f"no bot named {name!r} is registered")
         return found[0]
 
-    def get(self, name: str) -> Entrant:
+    def get(self, name: str) -> RegisteredBot:
         """The entrant called ``name``; ConfigError naming ``name`` if there is none."""
         with self._store.reading() as conn:
             return self._get(conn, name)
 
-    def _all(self) -> list[Entrant]:
+    def _all(self) -> list[RegisteredBot]:
         """Every entrant in registration order: one indexed read of the table's change
         count, and the table itself only when that moved (the ladder asks for its
         entrants each time it looks for games to start)."""
@@ -179,7 +179,7 @@ class Registry:
             return self._cache[1]
 
     def entrants(self, *, include_retired: bool = False,
-                 latest_only: bool = False) -> list[Entrant]:
+                 latest_only: bool = False) -> list[RegisteredBot]:
         """Entrants in registration order; with ``latest_only``, only the newest version
         of each bot (whether or not older ones are retired)."""
         found = list(self._all())
@@ -190,7 +190,7 @@ class Registry:
             found = [e for e in found if not e.retired]
         return found
 
-    def lineage(self, name: str) -> list[Entrant]:
+    def lineage(self, name: str) -> list[RegisteredBot]:
         """Every version of ``name``'s bot up to ``name``, oldest first."""
         every = self._all()
         entrant = next((e for e in every if e.name == name), None)
@@ -217,7 +217,7 @@ class Registry:
         return token
 
     def register(self, name: str, owner: str, *, description: str = "",
-                 concurrency: int = 1, also: Also | None = None) -> tuple[Entrant, Token]:
+                 concurrency: int = 1, also: Also | None = None) -> tuple[RegisteredBot, Token]:
         """Register a new bot; returns it and its token (shown once, never stored).
         ConfigError names the offending field (a taken name included)."""
         if not isinstance(name, str) or not _BASE_NAME.fullmatch(name):
@@ -238,7 +238,7 @@ class Registry:
     def new_version(self, name: str, *, owner: str | None = None,
                     description: str | None = None, concurrency: int | None = None,
                     retire_previous: bool = True,
-                    also: Also | None = None) -> tuple[Entrant, Token]:
+                    also: Also | None = None) -> tuple[RegisteredBot, Token]:
         """Register the next version of ``name``'s bot (``base@N``), linked to its newest
         version, whose owner, description and concurrency it inherits unless given.
         Returns the new entrant and its token. ``also`` runs in the same transaction."""
@@ -272,25 +272,25 @@ class Registry:
                          "WHERE id = ?", (key_id, salt, digest, entrant.id))
         return token
 
-    def _set_retired(self, name: str, value: str | None) -> Entrant:
+    def _set_retired(self, name: str, value: str | None) -> RegisteredBot:
         with self._store.writing() as conn:
             entrant = self._get(conn, name)
             conn.execute("UPDATE ladder_bots SET retired_at = ? WHERE id = ?",
                          (value, entrant.id))
             return self._get(conn, name)
 
-    def retire(self, name: str) -> Entrant:
+    def retire(self, name: str) -> RegisteredBot:
         """Retire ``name``: its token no longer authenticates; its games and rating stay.
         Retiring a retired bot keeps its first retirement time."""
         entrant = self.get(name)
         return entrant if entrant.retired else self._set_retired(name, _now())
 
-    def restore(self, name: str) -> Entrant:
+    def restore(self, name: str) -> RegisteredBot:
         """Bring a retired bot back; its token works again."""
         return self._set_retired(name, None)
 
     def update(self, name: str, *, description: str | None = None,
-               concurrency: int | None = None) -> Entrant:
+               concurrency: int | None = None) -> RegisteredBot:
         """Change ``name``'s description or concurrency."""
         with self._store.writing() as conn:
             entrant = self._get(conn, name)
@@ -305,7 +305,7 @@ class Registry:
 
     # ------------------------------------------------------------------ tokens
 
-    def authenticate(self, token: str) -> Entrant | None:
+    def authenticate(self, token: str) -> RegisteredBot | None:
         """The active entrant whose token this is, or None (malformed, unknown, rotated
         or retired). Takes the same work whether or not the key id exists."""
         match = _TOKEN.fullmatch(token) if isinstance(token, str) else None

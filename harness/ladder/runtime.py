@@ -2,7 +2,7 @@
 it runs, with house bots (local commands) and registered bots that dial in with their
 ladder tokens.
 
-Tokens. The referee's token registry (:class:`harness.referee.session.Registry`) knows
+Tokens. The referee's token registry (:class:`harness.referee.session.SlotRegistry`) knows
 only the tokens it issued. The ladder sets its ``resolver``: for any other token it
 asks :meth:`harness.ladder.registry.Registry.authenticate` (hash lookup, constant-time
 compare) and hands the stream one of the bot's seat instances that has no live stream,
@@ -45,8 +45,7 @@ from harness.ladder.hosting import BuildPolicy, Hosting
 from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, Policy, SetProgress
 from harness.ladder.quarantine import Quarantine, QuarantinePolicy
 from harness.ladder.ratings import LadderRatings
-from harness.ladder.registry import Entrant as RegisteredBot
-from harness.ladder.registry import Registry
+from harness.ladder.registry import RegisteredBot, Registry
 from harness.ladder.service import LadderServicer, game_message, standings
 from harness.ladder.sets import SetLog
 from harness.ladder.uploads import DEFAULT_MAX_BYTES, Uploads

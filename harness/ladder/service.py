@@ -17,7 +17,7 @@ import grpc
 from harness.errors import ConfigError
 from harness.ladder.quarantine import Quarantine
 from harness.ladder.ratings import LadderRatings
-from harness.ladder.registry import Entrant, Registry
+from harness.ladder.registry import RegisteredBot, Registry
 from harness.ladder.submit import Submissions
 from harness.protocol import ladder as lp
 from harness.storage.results import GameRow
@@ -38,7 +38,7 @@ MAX_GAMES = 1000
 """The most games ListGames returns: a larger limit is clamped to it."""
 
 
-def bot_message(entrant: Entrant, build_state: str | None = None) -> lp.LadderBot:
+def bot_message(entrant: RegisteredBot, build_state: str | None = None) -> lp.LadderBot:
     """The LadderBot of ``entrant``; ``build_state`` for a hosted bot."""
     return lp.bot(name=entrant.name, base=entrant.base, version=entrant.version,
                   owner=entrant.owner, description=entrant.description,

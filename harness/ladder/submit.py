@@ -24,7 +24,7 @@ import grpc
 
 from harness.errors import BundleError, BundleTooLarge, ConfigError
 from harness.hosting.files import Stored, receive_bundle
-from harness.ladder.registry import Entrant, Token
+from harness.ladder.registry import RegisteredBot, Token
 from harness.protocol import ladder as lp
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ class Submissions:
         self.server = server
         self._active: set[str] = set()  # bots with an upload under way
 
-    async def _authorize(self, context: Context, name: str) -> Entrant | None:
+    async def _authorize(self, context: Context, name: str) -> RegisteredBot | None:
         """Let the call through for ``name``'s bot: returns the caller's own entrant when
         it presented a bot token, None for the operator; aborts otherwise."""
         base = name.split("@", 1)[0]
@@ -72,7 +72,7 @@ class Submissions:
         return entrant
 
     async def submit(self, requests: AsyncIterator[lp.SubmitBotRequest],
-                     context: Context) -> tuple[Entrant, Token, str, str]:
+                     context: Context) -> tuple[RegisteredBot, Token, str, str]:
         """Receive, check and store one submission; returns the new version, its token,
         the bundle's sha256 and the version's build state. A registry's ConfigError
         propagates (the caller turns it into a status)."""
@@ -100,7 +100,7 @@ class Submissions:
 
     async def _receive(self, requests: AsyncIterator[lp.SubmitBotRequest],
                        header: lp.SubmitHeader, fmt: str
-                       ) -> tuple[Stored, tuple[Entrant, Token]]:
+                       ) -> tuple[Stored, tuple[RegisteredBot, Token]]:
         """The bundle received, stored and registered; whatever happens, nothing of it
         is left in ``tmp/`` when this returns or raises (before any answer is sent)."""
         base = header.name.split("@", 1)[0]
@@ -114,7 +114,7 @@ class Submissions:
         finally:
             self._active.discard(base)
 
-    def _register(self, header: lp.SubmitHeader, stored: Stored) -> tuple[Entrant, Token]:
+    def _register(self, header: lp.SubmitHeader, stored: Stored) -> tuple[RegisteredBot, Token]:
         """The new version, recorded as hosted with ``stored`` in the same transaction."""
         registry = self.runtime.registry
         record = self.runtime.uploads.recorder(stored)

@@ -49,7 +49,7 @@ from harness.protocol import (
 from harness.protocol.tls import ServerTLS
 from harness.referee.operator import OperatorServicer, TournamentCalls
 from harness.referee.peer import is_loopback
-from harness.referee.session import Registry, Session, Slot
+from harness.referee.session import Session, Slot, SlotRegistry
 from harness.sandbox import SOCKET_NAME
 
 log = logging.getLogger("euchre.referee")
@@ -213,7 +213,7 @@ class RefereeServer:
         self.local_port = 0
         self.handshake_timeout = handshake_timeout
         self.max_message_bytes = max_message_bytes
-        self.registry = Registry()
+        self.registry = SlotRegistry()
         self.shutting_down = False
         # A standing referee (a ladder) that is expected to start again: its Shutdown
         # tells bots so, and they reconnect instead of exiting.

@@ -126,7 +126,7 @@ def hashed_token(token: str) -> str:
     return HASHED_PREFIX + token_digest(token)
 
 
-class Registry:
+class SlotRegistry:
     """Tokens to slots, for the handshake; lists slots for the operator service. Tokens
     are filed by their SHA-256 (:func:`token_digest`), so a slot can be given as a token
     or as its ``sha256:HEX`` form; a token presented in a handshake is always hashed

@@ -7,9 +7,9 @@
 * :mod:`~harness.results.head_to_head`: placements and Elo of one bot against another;
 * :mod:`~harness.results.rating`: the inputs to the Elo fit, standings, clean sweeps and
   the rating history;
-* :mod:`~harness.results.report`: the text and Markdown tables;
+* :mod:`~harness.results.tables`: the text and Markdown tables;
 * :mod:`~harness.results.summary`: ``summary.json`` and the output files;
-* :mod:`~harness.results.replay`: a stored game as text, hand by hand.
+* :mod:`~harness.results.game_text`: a stored game as text, hand by hand.
 
 The package sits above the referee and the store and below the command line: it imports
 the rules, the referee's outcome types, :mod:`harness.results.elo`, :mod:`harness.results.sprt` and

@@ -28,16 +28,16 @@ from harness.results.head_to_head import (
     pair_counts,
 )
 from harness.results.rating import fit_ratings, player_json, rating_history, sweep_of
-from harness.results.report import (
+from harness.results.rows import rated_games
+from harness.results.sprt import Pentanomial, Sprt, SprtStatus, Trinomial
+from harness.results.stats import BotStats, compute_stats, fault_counts
+from harness.results.tables import (
     render_brief,
     render_report,
     rule_sets,
     sprt_status,
     standings_rows,
 )
-from harness.results.rows import rated_games
-from harness.results.sprt import Pentanomial, Sprt, SprtStatus, Trinomial
-from harness.results.stats import BotStats, compute_stats, fault_counts
 from harness.storage.results import GameRow, ResultsStore
 
 __all__ = [
@@ -218,7 +218,7 @@ def report_tournament(store: ResultsStore, tournament_id: str, out_dir: Path, *,
                       brief: bool = False) -> str:
     """Write report.md, summary.json and games.jsonl for a tournament into ``out_dir``;
     return the report as text (or Markdown; with ``brief``, the few lines a run prints,
-    see :func:`~harness.results.report.render_brief`)."""
+    see :func:`~harness.results.tables.render_brief`)."""
     rows = list(store.games(tournament_id))
     ratings = fit_ratings(rows, anchor=anchor, anchor_rating=anchor_rating)
     stats = compute_stats(rows)

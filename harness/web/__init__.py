@@ -2,9 +2,9 @@
 
 Both are self-contained files (inline SVG, style and script; nothing is fetched), so they
 open offline from a results folder. :mod:`harness.web.data` is the one module that reads
-the results logic; the others only format what it returns. :mod:`harness.web.live` holds
+the results logic; the others only format what it returns. :mod:`harness.web.live_pages` holds
 the shells of ``serve``'s live pages, which draw the JSON that
-:mod:`harness.tournament.live` streams to them.
+:mod:`harness.tournament.live_site` streams to them.
 """
 
 from harness.web.replay import replay_html

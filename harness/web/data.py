@@ -16,8 +16,8 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.referee.outcome import Termination
+from harness.results.game_text import describe_rules
 from harness.results.rating import Sweep, fit_ratings, rating_history
-from harness.results.replay import describe_rules
 from harness.results.sprt import Pentanomial, Sprt, Trinomial
 from harness.results.stats import compute_stats
 from harness.results.summary import SprtSetup, summary_json

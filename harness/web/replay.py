@@ -215,7 +215,7 @@ def replay_view(record: Mapping[str, Any],
     ``termination`` and ``detail`` where present). A record that cannot be replayed gives
     ``error`` and no hands. ``evals``: decision analyses (``DecisionAnalysis.to_dict()``)
     by decision index, shown beside the steps they analyse."""
-    from harness.results.replay import describe_rules
+    from harness.results.game_text import describe_rules
 
     rules = record.get("rules") or {}
     view: dict[str, Any] = {

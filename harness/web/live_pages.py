@@ -4,7 +4,7 @@ a ladder's page.
 Each page is a small shell; its script opens a server-sent event stream (``EventSource``)
 and draws the page from every message: the first arrives as soon as the stream opens,
 the next whenever the data changes, so the page follows the tournaments without a reload.
-The messages are plain JSON, built by :mod:`harness.tournament.live`:
+The messages are plain JSON, built by :mod:`harness.tournament.live_site`:
 
 * the index stream sends a list of tournaments: ``id``, ``name``, ``status``,
   ``games_done``, ``games_total``, ``detail`` and ``leader`` (the first of the
@@ -15,7 +15,7 @@ The messages are plain JSON, built by :mod:`harness.tournament.live`:
   ``seats``, ``scores``, ``winners``, ``termination``, ``hands``, ``faults``,
   ``finished_at`` and ``replay``, the replay page's address) and ``report`` (the address
   of its report.html, or null before it is written);
-* a ladder's stream (:mod:`harness.ladder.live`) sends ``id``, ``standings`` (``name``,
+* a ladder's stream (:mod:`harness.ladder.live_site`) sends ``id``, ``standings`` (``name``,
   ``owner``, ``rated``, ``elo`` and ``ci95`` or, for a bot that won or lost every game,
   ``sweep`` and ``bound``, ``games``, ``retired``, ``benched`` (the reason, or null),
   ``inherited_from``) and ``recent`` (as a tournament's).

@@ -19,9 +19,9 @@ from typing import Any
 from tabulate import tabulate
 
 from harness.results.elo import Ratings
+from harness.results.game_text import describe_rules
 from harness.results.head_to_head import duel_counts, head_to_head
 from harness.results.rating import rating_text, sweep_of
-from harness.results.replay import describe_rules
 from harness.results.sprt import Pentanomial, Sprt, SprtDecision, SprtStatus, Trinomial
 from harness.results.stats import BotStats, fault_counts
 from harness.storage.results import GameRow

@@ -3,7 +3,7 @@
 Routes, all ``GET``:
 
 * ``/`` and ``/t/{id}``: the index of tournaments and one tournament's page
-  (:mod:`harness.web.live` draws them);
+  (:mod:`harness.web.live_pages` draws them);
 * ``/events`` and ``/t/{id}/events``: their server-sent event streams, one JSON message
   as soon as a stream opens and another whenever the data changes (bursts are merged:
   at most one message per :data:`MIN_INTERVAL_S`). The message is built once per change
@@ -57,7 +57,7 @@ from harness.tournament.schedule import group_of
 from harness.tournament.service import TournamentService
 from harness.web import replay_html
 from harness.web.data import game_summary
-from harness.web.live import index_page, tournament_page
+from harness.web.live_pages import index_page, tournament_page
 from harness.web.report import REPLAY_DIR
 
 __all__ = ["HEADERS", "KEEPALIVE_S", "MAX_STREAMS", "MIN_INTERVAL_S", "LiveServer",
@@ -122,7 +122,7 @@ def game_view(row: GameRow, replay_prefix: str) -> dict[str, Any]:
 
 
 def tournament_view(service: TournamentService, tournament_id: str) -> dict[str, Any]:
-    """What a tournament's page shows (see :mod:`harness.web.live`). Reads the store:
+    """What a tournament's page shows (see :mod:`harness.web.live_pages`). Reads the store:
     call it from a worker thread."""
     view = service.public_progress(tournament_id)
     view["id"] = view.pop("tournament_id")

@@ -1,9 +1,9 @@
 """The live page of a running ladder: read-only HTTP (aiohttp) in the ladder's own event
-loop, as ``serve --http-port`` serves its tournaments (:mod:`harness.tournament.live`).
+loop, as ``serve --http-port`` serves its tournaments (:mod:`harness.tournament.live_site`).
 
 Routes, all ``GET``:
 
-* ``/``: the ladder's page (:func:`harness.web.live.ladder_page` draws it);
+* ``/``: the ladder's page (:func:`harness.web.live_pages.ladder_page` draws it);
 * ``/events``: its server-sent event stream, one JSON message as soon as the stream
   opens and another after each event of the ladder's feed
   (:class:`~harness.ladder.events.LadderEvents`: a game finished, the ratings moved, a
@@ -36,9 +36,9 @@ from harness.ladder.service import standings
 from harness.protocol.ladder import standing_to_dict
 from harness.storage.results import GameRow
 from harness.tournament.feed import HEADERS, MAX_STREAMS, Feed
-from harness.tournament.live import LiveSite, game_view, html, latest_shown, replay_page
+from harness.tournament.live_site import LiveSite, game_view, html, latest_shown, replay_page
 from harness.tournament.schedule import group_of
-from harness.web.live import ladder_page
+from harness.web.live_pages import ladder_page
 
 __all__ = ["RECENT_GAMES", "LadderLiveServer", "ladder_view"]
 
