@@ -50,6 +50,9 @@ from harness.rules import RulesConfig  # noqa: E402
 
 BOTS = {"heuristic": "sample_bots.heuristic_bot", "random": "sample_bots.random_bot"}
 SEATS = ["heuristic", "random", "heuristic", "random"]
+# The random bot restarts its choices from this seed at every game, so that a game's
+# moves depend on its deal alone and both ways must give the same places.
+BOT_ENV = {"EUCHRE_BOT_SEED": "7"}
 
 
 def rotated(i: int) -> list[str]:
@@ -75,7 +78,8 @@ async def referee_games(seeds: list[int], log_dir: Path
     config = RulesConfig()
     async with Arena(log_dir=log_dir) as arena:
         for name, module in BOTS.items():
-            arena.add(Entrant(name, BotCommand((sys.executable, "-m", module), cwd=str(ROOT))), 2)
+            arena.add(Entrant(name, BotCommand((sys.executable, "-m", module), cwd=str(ROOT),
+                                               env=BOT_ENV)), 2)
         await arena.play("warm", config, 10**9, SEATS, time_control=TimeControl(5.0, 30.0))
         start, cpu0, bots0 = time.perf_counter(), time.process_time(), bots_cpu(arena)
         results = [await arena.play(f"g{i}", config, seed, rotated(i),
@@ -86,7 +90,7 @@ async def referee_games(seeds: list[int], log_dir: Path
 
 
 def inprocess_games(seeds: list[int]) -> tuple[list[GameResult], float, float]:
-    factories = {name: command_factory([sys.executable, "-m", module])
+    factories = {name: command_factory([sys.executable, "-m", module], BOT_ENV)
                  for name, module in BOTS.items()}
     start, cpu0 = time.perf_counter(), time.process_time()
     results = play_many(factories, SEATS, RulesConfig(), seeds)
@@ -106,6 +110,11 @@ def main() -> None:
             ref, ref_s, ref_cpu = asyncio.run(referee_games(seeds, Path(tmp) / f"logs{run}"))
             inp, inp_s, inp_cpu = inprocess_games(seeds)
             same = [a.places for a in ref] == [b.places for b in inp]
+            for i, (a, b) in enumerate(zip(ref, inp, strict=True)):
+                if a.places != b.places:
+                    print(f"  game {i}: referee {a.places} ({a.termination.value}; "
+                          f"{[f.detail for f in a.faults]}), in process {b.places} "
+                          f"({b.termination.value})", flush=True)
             decisions = sum(len(r.record["decision_ms"]) for r in inp)
             row = {"referee_games_s": len(ref) / ref_s, "inprocess_games_s": len(inp) / inp_s,
                    "referee_us_decision": 1e6 * ref_s / decisions,
