@@ -10,6 +10,7 @@ Boxes need bubblewrap and cgroups (root): without them these tests skip, except 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -51,11 +52,14 @@ command = "{{python}} -m sample_bots.heuristic_bot"
 """
 
 
+CAP_MIB = 2  # serve --upload-max-mib
+
+
 class HostServe(Serve):
-    """A running ``serve`` that knows its output folder."""
+    """A running ``serve`` that knows its output folder, bundles capped at 2 MiB."""
 
     def __init__(self, output: Path) -> None:
-        super().__init__(output)
+        super().__init__(output, "--upload-max-mib", str(CAP_MIB))
         self.output = output
 
 
@@ -172,3 +176,15 @@ def test_a_build_cut_by_kill_9_runs_again_after_a_restart(tmp_path: Path) -> Non
         assert "built again" in log.stdout, log.stdout
     finally:
         end([first, second])
+
+
+def test_a_bundle_over_the_serve_cap_is_refused_and_leaves_nothing(running: HostServe,
+                                                                   tmp_path: Path) -> None:
+    big = python_bot(tmp_path / "big")
+    (big / "noise.bin").write_bytes(os.urandom((CAP_MIB << 20) + 1000))
+    done = ctl(running.address, "submit", "too-big", str(big))
+    assert done.returncode == 2, done.stderr
+    assert f"over this referee's cap of {CAP_MIB << 20} bytes" in done.stderr, done.stderr
+    listed = ctl(running.address, "--json", "build-log", "too-big@1")
+    assert listed.returncode == 2 and "no hosted bot named" in listed.stderr, listed.stderr
+    assert not list((running.output / ".uploads" / "tmp").glob("*"))

@@ -20,6 +20,9 @@ from harness.cli.common import (
     port_number,
     writable_folder,
 )
+from harness.errors import ConfigError
+from harness.hosting.build import BuildPolicy
+from harness.hosting.files import DEFAULT_MAX_BYTES
 from harness.protocol.tls import ServerTLS, server_tls
 from harness.referee.arena import Arena
 
@@ -47,6 +50,14 @@ def register(sub: Any) -> None:
                         "machine only. Also EUCHRE_OPERATOR_TOKEN")
     add_http_flags(s, "tournaments, standings, recent games and their replays")
     add_tls_flags(s)
+    s.add_argument("--upload-max-mib", type=int, default=DEFAULT_MAX_BYTES >> 20,
+                   metavar="MIB",
+                   help="the largest bundle a hosted bot may be submitted as (ctl submit), "
+                        f"in MiB (default {DEFAULT_MAX_BYTES >> 20})")
+    s.add_argument("--build-seconds", type=float, default=BuildPolicy().build_seconds,
+                   metavar="SECONDS",
+                   help="a hosted bot's build is stopped, and fails, after this many "
+                        f"seconds (default {BuildPolicy().build_seconds:g})")
     s.add_argument("--grace", type=float, default=2.0,
                    help="seconds running games get to finish on shutdown (default 2, so "
                         "that a Ctrl-C stops the referee within a few seconds)")
@@ -60,6 +71,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         check_listen(args.http_host, args.http_port)
     writable_folder(Path(args.log_dir), "--log-dir")
     writable_folder(Path(args.output), "--output")
+    if args.upload_max_mib < 1:
+        raise ConfigError("--upload-max-mib", f"must be at least 1; got {args.upload_max_mib}")
+    if not args.build_seconds > 0:
+        raise ConfigError("--build-seconds", f"must be > 0; got {args.build_seconds:g}")
     long_running()
     return asyncio.run(_serve(args, tls))
 
@@ -68,6 +83,7 @@ async def _serve(args: argparse.Namespace, tls: ServerTLS | None) -> int:
     """Serve until SIGINT or SIGTERM, then shut down gracefully: health turns
     NOT_SERVING, new bots are refused, running games get the grace period to finish and
     are then interrupted, connected bots are told, and bot processes are stopped."""
+    from harness.tournament.hosted import ServeHosting
     from harness.tournament.live_site import LiveServer
     from harness.tournament.service import TournamentService
 
@@ -76,7 +92,9 @@ async def _serve(args: argparse.Namespace, tls: ServerTLS | None) -> int:
                   shutdown_grace=args.grace, tls=tls)
     arena.server.operator_token = token
     await arena.server.start()
-    service = TournamentService(arena, Path(args.output))
+    hosting = ServeHosting(Path(args.output), BuildPolicy(build_seconds=args.build_seconds),
+                           max_bytes=args.upload_max_mib << 20)
+    service = TournamentService(arena, Path(args.output), hosting=hosting)
     arena.server.tournaments = service
     live = (LiveServer(service, args.http_host, args.http_port)
             if args.http_port is not None else None)

@@ -32,6 +32,7 @@ from harness.hosting.bundle import Manifest
 from harness.hosting.files import (
     BUILD_FAILED,
     BUILDING,
+    DEFAULT_MAX_BYTES,
     READY,
     BundleFiles,
     Hosted,
@@ -61,8 +62,9 @@ async def _abort(context: Context, code: grpc.StatusCode, text: str) -> NoReturn
 class ServeHosting:
     """The hosted bots of one ``serve`` (its output folder)."""
 
-    def __init__(self, output_root: Path, policy: BuildPolicy | None = None) -> None:
-        self.files = BundleFiles(output_root / UPLOADS_FOLDER)
+    def __init__(self, output_root: Path, policy: BuildPolicy | None = None, *,
+                 max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self.files = BundleFiles(output_root / UPLOADS_FOLDER, max_bytes=max_bytes)
         self.versions = self.files.folder / "versions"
         self.policy = policy or BuildPolicy()
         self._active: set[str] = set()  # bases with an upload under way

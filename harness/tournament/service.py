@@ -105,10 +105,11 @@ class _Entry:
 class TournamentService:
     """Implements :class:`harness.referee.operator.TournamentCalls` for a referee."""
 
-    def __init__(self, arena: Arena, output_root: Path) -> None:
+    def __init__(self, arena: Arena, output_root: Path, *,
+                 hosting: ServeHosting | None = None) -> None:
         self.arena = arena
         self.output_root = output_root
-        self.hosting = ServeHosting(output_root)
+        self.hosting = hosting or ServeHosting(output_root)
         self._entries: dict[str, _Entry] = {}
         self._watchers = 0
         self._no_watchers = asyncio.Event()
