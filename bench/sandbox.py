@@ -1,7 +1,7 @@
 """Boxes (harness.sandbox): start-up time, per-decision overhead, the CPU clock's spread.
 
     python bench/sandbox.py [--startups 20] [--games 20] [--runs 100] [--load 2]
-                            [--only startup,overhead,clock] [--json PATH]
+                            [--only startup,overhead,neighbours,clock] [--json PATH]
 
 Needs bubblewrap and root (or a delegated cgroup), like every boxed bot.
 
@@ -21,6 +21,13 @@ Needs bubblewrap and root (or a delegated cgroup), like every boxed bot.
    runs, and how the two identical bots' charges compare (the median charge of each
    one's decisions). The same games on the wall clock (``--wall-runs``) under the same
    load, for contrast.
+4. **Neighbours of a hostile box.** ``--games`` pairs of identical two-handed games
+   between two unboxed, seeded random bots (the same deal seed, so every game is the
+   same), one played with nothing beside it and one while a hostile bot
+   (``bench/hostile_box.py``) fills a box of the default limits beside it: threads
+   spinning on every CPU, children forked up to the process cap, memory allocated up
+   to the limit. The neighbours' wall time per decision and the referee's median
+   request-to-reply time, the ratio beside / alone per pair, then the median.
 """
 
 from __future__ import annotations
@@ -145,6 +152,45 @@ async def overhead(games: int, folder: Path, logs: Path) -> dict[str, Any]:
     }
 
 
+# ------------------------------------------------------------------ 4. neighbours
+
+
+async def neighbours(games: int, folder: Path, hostile: Path, logs: Path,
+                     cpuset: tuple[int, ...] | None = None) -> dict[str, Any]:
+    seed = {"EUCHRE_BOT_SEED": "5"}
+    rows: dict[str, list[tuple[float, float]]] = {"alone": [], "beside": []}
+    abnormal = 0
+    async with Arena(log_dir=logs) as arena:
+        arena.add(Entrant("plain", BotCommand((sys.executable, "random_bot.py"),
+                                              cwd=str(folder), env=seed)), 2)
+        await arena.play("warm", TWO, 11, ["plain", "plain"])
+        for i in range(games):
+            result = await arena.play(f"alone-{i}", TWO, 11, ["plain", "plain"])
+            abnormal += result.termination is not Termination.NORMAL
+            rows["alone"].append(per_decision(result))
+            async with Box("hostile", hostile, BoxLimits(cpuset=cpuset), None) as box:
+                proc = await box.start(["python3", "hostile_box.py"], {})
+                assert proc.stdout is not None
+                said = await asyncio.wait_for(proc.stdout.readline(), 60)  # it forked
+                await asyncio.sleep(0.5)  # and it is filling its memory
+                result = await arena.play(f"beside-{i}", TWO, 11, ["plain", "plain"])
+                abnormal += result.termination is not Termination.NORMAL
+                rows["beside"].append(per_decision(result))
+    wall = [b[0] / a[0] for a, b in zip(rows["alone"], rows["beside"], strict=True)]
+    decide = [b[1] / a[1] for a, b in zip(rows["alone"], rows["beside"], strict=True)]
+    return {
+        "alone_wall_us": statistics.median(r[0] for r in rows["alone"]),
+        "beside_wall_us": statistics.median(r[0] for r in rows["beside"]),
+        "alone_decide_us": statistics.median(r[1] for r in rows["alone"]),
+        "beside_decide_us": statistics.median(r[1] for r in rows["beside"]),
+        "wall_ratio": statistics.median(wall),
+        "decide_ratio": statistics.median(decide),
+        "wall_ratio_range": [min(wall), max(wall)],
+        "hostile_said": said.decode().strip(),
+        "abnormal": abnormal,
+    }
+
+
 # ------------------------------------------------------------------ 3. CPU clock
 
 
@@ -217,6 +263,11 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         if "overhead" in args.only:
             report["overhead"] = await overhead(args.games, random_bot, logs)
             print("overhead:", json.dumps(report["overhead"]), flush=True)
+        if "neighbours" in args.only:
+            hostile = bot_folder(base, ROOT / "bench" / "hostile_box.py")
+            report["neighbours"] = await neighbours(args.games, random_bot, hostile, logs,
+                                                    args.hostile_cpuset)
+            print("neighbours:", json.dumps(report["neighbours"]), flush=True)
         if "clock" not in args.only:
             return report
         load = start_load(args.load)
@@ -240,8 +291,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--wall-runs", type=int, default=20)
     ap.add_argument("--load", type=int, default=2, help="processes spinning during part 3")
     ap.add_argument("--loops", type=int, default=200_000, help="busy_bot's work per decision")
-    ap.add_argument("--only", default="startup,overhead,clock",
-                    help="the parts to run, comma-separated (default all three)")
+    ap.add_argument("--hostile-cpuset", type=lambda s: tuple(int(c) for c in s.split(",")),
+                    default=None, metavar="CPUS",
+                    help="part 4: pin the hostile box to these CPUs (default: not pinned)")
+    ap.add_argument("--only", default="startup,overhead,neighbours,clock",
+                    help="the parts to run, comma-separated (default all four)")
     ap.add_argument("--json", type=Path, default=None)
     return ap.parse_args(argv)
 

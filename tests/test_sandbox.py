@@ -5,6 +5,7 @@ left when it ends. (The attacks of a hostile bot: tests/test_sandbox_escape.py.)
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import subprocess
 import sys
@@ -402,3 +403,16 @@ def test_the_next_referee_kills_what_a_dead_referees_box_left_and_removes_its_gr
         survivor.kill()
         survivor.wait()
         group.remove()
+
+
+def test_hosted_bots_and_builds_are_kept_off_the_referees_cpu() -> None:
+    """bench/sandbox.py part 4: a hostile box slows the games beside it several times
+    over when it may run on the referee's CPU, and not at all when it may not."""
+    from harness.hosting.build import BuildPolicy
+    from harness.sandbox import spare_cpus
+
+    cpus = sorted(os.sched_getaffinity(0))
+    expected = tuple(cpus[1:]) if len(cpus) >= 2 else None
+    assert spare_cpus() == expected
+    policy = BuildPolicy()
+    assert policy.bot_limits.cpuset == expected and policy.build_limits.cpuset == expected

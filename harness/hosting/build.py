@@ -21,13 +21,14 @@ from pathlib import Path
 from harness.hosting.files import BUILD_FAILED, READY, BundleFiles, Hosted
 from harness.referee.botlog import CappedLog
 from harness.referee.process import BotCommand
-from harness.sandbox import BoxLimits, run_build
+from harness.sandbox import BoxLimits, run_build, spare_cpus
 
 __all__ = ["BUILD_LIMITS", "BuildPolicy", "bot_command", "build", "run_folder"]
 
-BUILD_LIMITS = BoxLimits(memory_mib=2048, pids=256, cpus=1.0, tmp_mib=512)
+BUILD_LIMITS = BoxLimits(memory_mib=2048, pids=256, cpus=1.0, tmp_mib=512, cpuset=spare_cpus())
 """A build's box: room for a compiler (2 GiB of memory, 256 processes, 512 MiB of
-``/tmp``), one core's worth of CPU, so that the games in play keep the rest."""
+``/tmp``), one core's worth of CPU, off the referee's core (:func:`spare_cpus`), so that
+the games in play keep the rest."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +38,8 @@ class BuildPolicy:
 
     build_seconds: float = 600.0
     build_limits: BoxLimits = BUILD_LIMITS
-    bot_limits: BoxLimits = field(default_factory=BoxLimits)
+    # Every hosted bot's box: the sandbox's defaults, off the referee's core.
+    bot_limits: BoxLimits = field(default_factory=lambda: BoxLimits(cpuset=spare_cpus()))
 
 
 async def build(files: BundleFiles, hosted: Hosted, policy: BuildPolicy) -> tuple[str, str]:

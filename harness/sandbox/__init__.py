@@ -17,7 +17,8 @@ from harness.sandbox.box import (
     BuildOutcome,
     check_available,
     run_build,
+    spare_cpus,
 )
 
 __all__ = ["BOX_ADDRESS", "SOCKET_NAME", "Box", "BoxLimits", "BuildOutcome",
-           "check_available", "run_build"]
+           "check_available", "run_build", "spare_cpus"]

@@ -87,6 +87,15 @@ class BoxLimits:
         return f"memory limit {self.memory_mib} MiB"
 
 
+def spare_cpus() -> tuple[int, ...] | None:
+    """The CPUs this process may use except the first, where the referee's own work goes
+    (None with fewer than two). Hosted bots' boxes and builds are pinned to them: a box
+    that keeps its quota busy on every core slows the games beside it several times over
+    (bench/sandbox.py, part 4), one kept off the referee's core does not."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return tuple(cpus[1:]) if len(cpus) >= 2 else None
+
+
 def _tool(name: str, fallback: str) -> str | None:
     found = shutil.which(name)
     return found or (fallback if os.access(fallback, os.X_OK) else None)
