@@ -2,8 +2,11 @@
 
     HarnessError
     ├── ConfigError (ValueError)          a bad option or configuration key; names it
-    │   └── UnknownKeysError              keys that do not exist, each with a "did you mean"
+    │   ├── UnknownKeysError              keys that do not exist, each with a "did you mean"
+    │   ├── NotFoundError                 no such bot (or version, or tournament)
+    │   └── AlreadyExistsError            a name that is taken
     ├── IllegalActionError (ValueError)   an action outside the legal list; state unchanged
+    ├── InconsistentObservation (ValueError) no deal fits an observation (search helpers)
     ├── ReplayError (ValueError)          a game record that does not replay
     ├── ProtocolError                     the gRPC conversation went wrong
     │   ├── HandshakeRefused              version, token or capability refused
@@ -11,6 +14,7 @@
     │   └── ProtocolViolation             wrong request id, malformed or illegal reply
     ├── BotError                          a bot process or connection failed
     │   ├── BotStartupError               never connected / handshake timed out
+    │   │   └── StartupFailuresError      one bot failed to start too often: the run stops
     │   ├── BotTimeoutError               no answer within the clock
     │   └── BotTerminatedError            crashed, exited or disconnected
     ├── StoreError                        the results store cannot be used
@@ -19,8 +23,11 @@
     ├── BundleError (ValueError)          a submitted bot bundle is refused: archive,
     │   │                                 manifest (bot.toml) or checksum; says why
     │   └── BundleTooLarge                over the size or file-count cap
-    └── ClusterError                      the Dask cluster cannot be used, or a game failed on it
-        └── ClusterLost                   the connection to the scheduler was lost
+    ├── ClusterError                      the Dask cluster cannot be used, or a game failed on it
+    │   └── ClusterLost                   the connection to the scheduler was lost
+    ├── CtlError                          an operator call (ctl) failed; one line
+    │   └── SubmitError                   a bundle that cannot be sent
+    └── HumanQuit                         the person at a terminal seat left the game
 
 Faults of bots never escape a match as exceptions: the referee turns them into recorded
 results (see :mod:`harness.referee.outcome`).
@@ -44,6 +51,14 @@ class ConfigError(HarnessError, ValueError):
         self.option = option
         self.message = message
         super().__init__(f"{option}: {message}")
+
+
+class NotFoundError(ConfigError):
+    """The name given (a bot, a version, a tournament) does not exist."""
+
+
+class AlreadyExistsError(ConfigError):
+    """The name given is taken."""
 
 
 class UnknownKeysError(ConfigError):
@@ -154,3 +169,23 @@ class ClusterError(HarnessError):
 
 class ClusterLost(ClusterError):
     """The Dask scheduler was lost during a run."""
+
+
+class InconsistentObservation(HarnessError, ValueError):
+    """No deal is consistent with the observation (it was not produced by these rules)."""
+
+
+class StartupFailuresError(BotStartupError):
+    """A bot failed to start too many times in a row; the run stopped."""
+
+
+class CtlError(HarnessError):
+    """An operator call failed; the message is one line for ``ctl`` to print."""
+
+
+class SubmitError(CtlError):
+    """A bundle that cannot be sent; one line."""
+
+
+class HumanQuit(HarnessError):
+    """The person chose to leave the game (``q``, or the end of the input)."""

@@ -25,12 +25,12 @@ from harness.cli import build_parser
 from harness.cli._tournament import overrides
 from harness.cluster import client as cluster_client
 from harness.cluster.client import ClusterPlayer
-from harness.errors import ClusterError, ConfigError
+from harness.errors import ClusterError, ConfigError, StartupFailuresError
 from harness.results.sprt import SprtDecision
 from harness.storage.results import ResultsStore
 from harness.tournament.config import TournamentConfig, load_config
 from harness.tournament.players import arena_spec
-from harness.tournament.runner import RunState, StartupFailuresError, TournamentRunner, store_path
+from harness.tournament.runner import RunState, TournamentRunner, store_path
 from harness.tournament.schedule import SprtMatch
 
 ROOT = Path(__file__).resolve().parent.parent

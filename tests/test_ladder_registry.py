@@ -152,3 +152,25 @@ def test_owner_and_description_refuse_control_and_formatting_characters(
         with pytest.raises(ConfigError, match="printable"):
             registry.register("bot", "ann", description=text)
         registry.register("bot", "Ann Émile", description="plays à la carte")
+
+
+def test_a_taken_name_and_an_unknown_one_are_their_own_errors_and_statuses(
+        tmp_path: Path) -> None:
+    """The operator API answers ALREADY_EXISTS and NOT_FOUND from the error's class, never
+    from its wording."""
+    import grpc
+
+    from harness.errors import AlreadyExistsError, NotFoundError
+    from harness.ladder.service import status_of
+
+    with LadderStore(tmp_path / "ladder.sqlite") as store:
+        registry = Registry(store)
+        registry.register("taken", "ann")
+        with pytest.raises(AlreadyExistsError) as taken:
+            registry.register("taken", "bob")
+        with pytest.raises(NotFoundError) as unknown:
+            registry.retire("nobody")
+    assert status_of(taken.value) == grpc.StatusCode.ALREADY_EXISTS
+    assert status_of(unknown.value) == grpc.StatusCode.NOT_FOUND
+    assert status_of(ConfigError("concurrency", "no bot named x here")) == \
+        grpc.StatusCode.INVALID_ARGUMENT

@@ -19,13 +19,13 @@ import pytest
 
 from harness._generated.euchre.v1 import referee_pb2 as rpb
 from harness.cli.play import NO_CLOCK, clock, seat_plan
-from harness.errors import HarnessError
+from harness.errors import HarnessError, HumanQuit
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.rules import Form, Game, RulesConfig
 from harness.rules.actions import Action, ActionKind
 from harness.rules.cards import Suit, parse_cards
-from harness.sdk.human import HumanBot, HumanQuit, Table, numbered, parse_choice, sorted_hand
+from harness.sdk.human import HumanBot, Table, numbered, parse_choice, sorted_hand
 
 PROMPT = re.compile(r"Your choice \[1-(\d+)\]: ")
 

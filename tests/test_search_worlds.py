@@ -12,10 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.errors import InconsistentObservation
 from harness.rules import Card, DeckKind, Form, Game, Observation, Phase, RulesConfig
 from harness.rules.cards import effective_suit
 from harness.rules.observation import observe
-from harness.sdk.search.constraints import HolderKind, InconsistentObservation
+from harness.sdk.search.constraints import HolderKind
 from harness.sdk.search.worlds import WorldSampler, sample_world
 
 CONFIGS = [RulesConfig(form=f, deck=d, dealer_must_take=take) for f in Form

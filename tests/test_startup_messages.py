@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from serve_support import serve
 
-from harness.errors import UnknownKeysError
+from harness.errors import StartupFailuresError, UnknownKeysError
 from harness.referee.botlog import START_MARK, last_attempt, last_words
 from harness.tournament.config import load_config
-from harness.tournament.runner import StartupFailuresError, TournamentRunner
+from harness.tournament.runner import TournamentRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -14,16 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.errors import StartupFailuresError
 from harness.referee.outcome import FaultKind, Termination
 from harness.results.rating import fit_ratings
 from harness.storage.results import GameRow, ResultsStore
 from harness.tournament.config import TournamentConfig, load_config
-from harness.tournament.runner import (
-    RunState,
-    StartupFailuresError,
-    TournamentRunner,
-    store_path,
-)
+from harness.tournament.runner import RunState, TournamentRunner, store_path
 
 ROOT = Path(__file__).resolve().parent.parent
 

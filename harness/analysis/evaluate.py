@@ -22,9 +22,9 @@ import random
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from harness.errors import InconsistentObservation
 from harness.rules import Action, Game, Observation, Phase, RulesConfig, parse_cards
 from harness.sdk.search.bidding import search_bid
-from harness.sdk.search.constraints import InconsistentObservation
 from harness.sdk.search.pimc import Budget, search_play
 
 # The phases the per-bot table splits decisions by.

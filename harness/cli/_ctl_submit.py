@@ -30,10 +30,11 @@ from typing import IO, Any
 import grpc
 
 from harness.cli.common import default_owner
+from harness.errors import SubmitError
 from harness.protocol import ladder as lp
 from harness.protocol import operator as op
 
-__all__ = ["BOT_TOKEN_ENV", "CHUNK_BYTES", "COMMANDS", "SubmitError", "add_commands", "pack"]
+__all__ = ["BOT_TOKEN_ENV", "CHUNK_BYTES", "COMMANDS", "add_commands", "pack"]
 
 BOT_TOKEN_ENV = "EUCHRE_BOT_TOKEN"
 CHUNK_BYTES = 1 << 20
@@ -41,10 +42,6 @@ UPLOAD_TIMEOUT_S = 600.0
 _SKIPPED = frozenset({".git", "__pycache__"})
 
 Metadata = Sequence[tuple[str, str]]
-
-
-class SubmitError(Exception):
-    """A bundle that cannot be sent; one line."""
 
 
 def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None:

@@ -35,6 +35,7 @@ from typing import Any
 import grpc
 
 from harness.cli import COMMANDS, _ctl_ladder, _ctl_submit
+from harness.errors import CtlError
 from harness.protocol import ladder as lp
 from harness.protocol import operator as op
 from harness.protocol.tls import TLS_CA_ENV, ca_file, dial
@@ -102,10 +103,6 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=main)
 
 
-class CtlError(Exception):
-    """A failure worth one line."""
-
-
 def main(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_run(args))
@@ -171,8 +168,6 @@ async def _run(args: argparse.Namespace) -> int:
     except grpc.aio.AioRpcError as e:
         raise CtlError(_explain(e, address, args.timeout, ca is not None,
                                 _token_source(args))) from None
-    except _ctl_submit.SubmitError as e:
-        raise CtlError(str(e)) from None
 
 
 _LADDER_COMMANDS = _ctl_ladder.COMMANDS

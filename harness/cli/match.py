@@ -26,7 +26,7 @@ from harness.cli.common import (
     split_assignment,
     writable_folder,
 )
-from harness.errors import ConfigError, HarnessError, UnknownKeysError
+from harness.errors import ConfigError, HarnessError, StartupFailuresError, UnknownKeysError
 from harness.referee.arena import Arena
 from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, Termination, TimeControl
 from harness.referee.pool import Entrant
@@ -40,11 +40,7 @@ from harness.storage.lock import exclusive_writer
 from harness.storage.results import GameRow, ResultsStore
 from harness.tournament.config import rules_from_table
 from harness.tournament.options import RULE_KINDS, parse_text
-from harness.tournament.runner import (
-    StartupFailuresError,
-    startup_failure_reason,
-    startup_failures_message,
-)
+from harness.tournament.runner import startup_failure_reason, startup_failures_message
 
 DEFAULT_GAMES = 2
 MATCH_STORE = Path("results") / "matches.sqlite"

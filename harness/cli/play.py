@@ -24,13 +24,13 @@ from typing import Any
 
 from harness.cli import COMMANDS
 from harness.cli.match import parse_bot, parse_rules
-from harness.errors import HarnessError
+from harness.errors import HarnessError, HumanQuit
 from harness.referee.arena import Arena
 from harness.referee.outcome import GameResult, Termination, TimeControl
 from harness.referee.pool import Entrant
 from harness.rules.config import RulesConfig
 from harness.sdk import run_async
-from harness.sdk.human import HumanBot, HumanQuit
+from harness.sdk.human import HumanBot
 
 DEFAULT_BOT = "heuristic={python} -m sample_bots.heuristic_bot"
 # "No clock": one decision may take 30 days (the protocol's millisecond counts are 32-bit).

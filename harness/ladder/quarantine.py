@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.competition.policies import QuarantinePolicy
-from harness.errors import ConfigError
+from harness.errors import NotFoundError
 from harness.storage.ladder import LadderStore
 
 __all__ = ["Bench", "Quarantine", "QuarantinePolicy"]
@@ -58,7 +58,7 @@ class Quarantine:
     def _bot_id(self, conn: Any, bot: str) -> int:
         row = conn.execute("SELECT id FROM ladder_bots WHERE name = ?", (bot,)).fetchone()
         if row is None:
-            raise ConfigError("name", f"no bot named {bot!r} is registered")
+            raise NotFoundError("name", f"no bot named {bot!r} is registered")
         return int(row[0])
 
     def _benches(self, bot: str) -> list[Bench]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from harness.errors import ConfigError
+from harness.errors import AlreadyExistsError, ConfigError, NotFoundError
 from harness.storage.ladder import BOTS_CHANGES_KEY, LadderStore
 
 __all__ = ["MAX_CONCURRENCY", "Also", "RegisteredBot", "Registry", "Token"]
@@ -159,7 +159,7 @@ class Registry:
     def _get(self, conn: sqlite3.Connection, name: str) -> RegisteredBot:
         found = self._rows(conn, "WHERE name = ?", (name,))
         if not found:
-            raise ConfigError("name", f"no bot named {name!r} is registered")
+            raise NotFoundError("name", f"no bot named {name!r} is registered")
         return found[0]
 
     def get(self, name: str) -> RegisteredBot:
@@ -195,7 +195,7 @@ class Registry:
         every = self._all()
         entrant = next((e for e in every if e.name == name), None)
         if entrant is None:
-            raise ConfigError("name", f"no bot named {name!r} is registered")
+            raise NotFoundError("name", f"no bot named {name!r} is registered")
         return [e for e in every if e.base == entrant.base and e.version <= entrant.version]
 
     # ------------------------------------------------------------------ writes
@@ -213,7 +213,8 @@ class Registry:
                 (name, base, version, previous_id, owner, description, concurrency, key_id,
                  salt, digest, _now()))
         except sqlite3.IntegrityError:
-            raise ConfigError("name", f"a bot named {name!r} is already registered") from None
+            raise AlreadyExistsError("name",
+                                     f"a bot named {name!r} is already registered") from None
         return token
 
     def register(self, name: str, owner: str, *, description: str = "",
@@ -229,7 +230,7 @@ class Registry:
         concurrency = _check_concurrency(concurrency)
         with self._store.writing() as conn:
             if conn.execute("SELECT 1 FROM ladder_bots WHERE base = ?", (name,)).fetchone():
-                raise ConfigError("name", f"a bot named {name!r} is already registered")
+                raise AlreadyExistsError("name", f"a bot named {name!r} is already registered")
             token = self._insert(conn, name, 1, None, owner, description, concurrency)
             if also is not None:
                 also(conn, name)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 
-from harness.errors import ConfigError
+from harness.errors import AlreadyExistsError, ConfigError, NotFoundError
 from harness.ladder.quarantine import Quarantine
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import RegisteredBot, Registry
@@ -82,9 +82,8 @@ def recent_games(runtime: LadderRuntime, limit: int, bot: str = "") -> list[Game
 
 def status_of(error: ConfigError) -> grpc.StatusCode:
     """The status a registry's ConfigError answers with."""
-    text = str(error)
-    return (grpc.StatusCode.NOT_FOUND if "no bot named" in text
-            else grpc.StatusCode.ALREADY_EXISTS if "already registered" in text
+    return (grpc.StatusCode.NOT_FOUND if isinstance(error, NotFoundError)
+            else grpc.StatusCode.ALREADY_EXISTS if isinstance(error, AlreadyExistsError)
             else grpc.StatusCode.INVALID_ARGUMENT)
 
 

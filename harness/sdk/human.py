@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, HumanQuit
 from harness.protocol import convert, pb, rpb
 from harness.rules.actions import Action, ActionKind
 from harness.rules.cards import EFFECTIVE_SUIT, NO_TRUMP_INDEX, TRUMP_POWER, Card, Suit
@@ -30,10 +30,6 @@ from harness.sdk import Bot
 TRUMP_MARK = "*"
 WIDTH = 78  # the screen's line length
 QUIT_WORDS = frozenset({"q", "quit", "exit"})
-
-
-class HumanQuit(HarnessError):
-    """The person chose to leave the game (``q``, or the end of the input)."""
 
 
 # ---------------------------------------------------------------------------- the table

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.errors import BotStartupError, ClusterError, ConfigError
+from harness.errors import ClusterError, ConfigError, StartupFailuresError
 from harness.referee.arena import Arena
 from harness.referee.inprocess import BotFactory
 from harness.referee.outcome import FaultKind, GameResult, Termination
@@ -41,10 +41,6 @@ from harness.tournament.schedule import ScheduledGame, TournamentFormat
 log = logging.getLogger("euchre.tournament")
 
 STORE_NAME = "results.sqlite"
-
-
-class StartupFailuresError(BotStartupError):
-    """A bot failed to start too many times in a row; the run stopped."""
 
 
 def store_path(output: Path) -> Path:

@@ -9,8 +9,8 @@
   them.
 """
 
+from harness.errors import InconsistentObservation
 from harness.sdk.search.bidding import search_bid
-from harness.sdk.search.constraints import InconsistentObservation
 from harness.sdk.search.pimc import Budget, SearchResult, search_play
 from harness.sdk.search.rollout import PlayRollout
 from harness.sdk.search.worlds import World, WorldRejected, WorldSampler, sample_world

@@ -13,16 +13,12 @@ from __future__ import annotations
 import dataclasses
 import enum
 
-from harness.errors import HarnessError
+from harness.errors import InconsistentObservation
 from harness.rules import Card, Form, Observation, Phase, RulesConfig, Suit, deck_cards
 from harness.rules.cards import effective_suit
 
 HAND_SIZE = 5
 DUMMY_SIZE = 5
-
-
-class InconsistentObservation(HarnessError, ValueError):
-    """No deal is consistent with the observation (it was not produced by these rules)."""
 
 
 class HolderKind(enum.Enum):

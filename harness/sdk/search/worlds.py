@@ -26,15 +26,11 @@ import math
 import random
 from collections.abc import Callable, Iterator
 
+from harness.errors import InconsistentObservation
 from harness.rules import Action, Card, Form, Hand, Observation, Phase, RulesConfig, deck_cards
 from harness.rules.actions import discard
 from harness.rules.hand import deal
-from harness.sdk.search.constraints import (
-    Constraints,
-    HolderKind,
-    InconsistentObservation,
-    constraints_from,
-)
+from harness.sdk.search.constraints import Constraints, HolderKind, constraints_from
 
 _DISCARD_PHASES = (Phase.DEALER_DISCARD, Phase.DUMMY_DISCARD)
 Check = Callable[[Hand, int, Action], bool]
