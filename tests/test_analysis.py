@@ -52,7 +52,7 @@ TOP_FIVE = {1: "Jh Jd Ah Kh Qh"}
 
 def test_going_alone_with_the_five_best_trumps_is_found_best() -> None:
     game = position(FOUR, TOP_FIVE, "9h", ["order", "discard " + str(_dealers_first(FOUR))])
-    assert game.current == 1 and game.legal_actions() == [A.GO_ALONE, A.NOT_ALONE]
+    assert game.current == 1 and game.legal_actions() == (A.GO_ALONE, A.NOT_ALONE)
     found = analyze_position(game, A.NOT_ALONE, Analysis(rollouts=40, seed=1))
     assert found is not None
     assert found.best is A.GO_ALONE

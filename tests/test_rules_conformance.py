@@ -1311,7 +1311,7 @@ def test_no_action_after_game_over() -> None:
     plan = {s: piles[s] for s in range(4)}
     for step in deal.steps:
         run_step(game, game.hand, 0, step, plan)
-    assert game.is_over and game.phase.value == "game_over" and game.legal_actions() == []
+    assert game.is_over and game.phase.value == "game_over" and game.legal_actions() == ()
     record = game.to_record()
     with pytest.raises(IllegalActionError):
         game.apply(Action.parse("pass"))

@@ -545,7 +545,7 @@ def check_game(game: Game) -> None:
         assert totals[out.winner] == max(totals) >= target
         assert tuple(out.places) == tuple(
             1 + sum(v > totals[team_of(config.form, s)] for v in totals) for s in range(n))
-        assert game.phase is Phase.GAME_OVER and game.legal_actions() == []
+        assert game.phase is Phase.GAME_OVER and game.legal_actions() == ()
 
 
 @pytest.mark.parametrize(("form", "deck"), COMBOS, ids=COMBO_IDS)

@@ -108,7 +108,7 @@ class GameRunner:
         self.cpu_ns = cpu_ns
         self.game = Game(config, seed)
         self.faults: list[Fault] = []
-        self.decision_ms: list[int] = []
+        self.decision_ms: list[float] = []
         self._banks = [self.tc.bank] * config.players
         self._strikes = [0] * config.players
         self._request_id = 0  # the last request's id (ids are numbered per stream)
@@ -238,7 +238,7 @@ class GameRunner:
         elapsed = time.monotonic() - t0
         if cpu0 is not None:  # the CPU clock: the decision costs the CPU time it used
             elapsed = ((self._cpu(seat) or cpu0) - cpu0) / 1e9
-        self.decision_ms.append(round(elapsed * 1000, 3))  # type: ignore[arg-type]
+        self.decision_ms.append(round(elapsed * 1000, 3))
         over = elapsed - self.tc.per_decision
         if over > 0:
             self._banks[seat] = max(0.0, self._banks[seat] - over)

@@ -84,8 +84,8 @@ class Game:
     def is_over(self) -> bool:
         return self.outcome is not None
 
-    def legal_actions(self) -> list[Action]:
-        return [] if self.outcome is not None else self.hand.legal_actions()
+    def legal_actions(self) -> tuple[Action, ...]:
+        return () if self.outcome is not None else self.hand.legal_actions()
 
     def apply(self, action: Action) -> None:
         if self.outcome is not None:

@@ -60,13 +60,13 @@ HAND_SIZE = 5
 
 _PLAY = Phase.PLAY
 _PLAYS = A.PLAY_ACTIONS
-# Legal lists that never vary are shared: callers must not modify what legal_actions()
-# returns.
-_ROUND_1 = [A.PASS, A.ORDER_UP]
-_ALONE = [A.GO_ALONE, A.NOT_ALONE]
-_PICKUP = [A.TAKE_UPCARD, A.LEAVE_UPCARD]
-_NAMES = list(A.CALL_ACTIONS)
-_NONE: list[Action] = []
+# Legal action lists that never vary are shared by every hand, as tuples: nobody can
+# change one under another game.
+_ROUND_1 = (A.PASS, A.ORDER_UP)
+_ALONE = (A.GO_ALONE, A.NOT_ALONE)
+_PICKUP = (A.TAKE_UPCARD, A.LEAVE_UPCARD)
+_NAMES = tuple(A.CALL_ACTIONS)
+_NONE: tuple[Action, ...] = ()
 _DISCARD_KIND = A.ActionKind.DISCARD
 _DEAL = EventKind.DEAL
 # The suit a PLAY action's card belongs to, by trump and action id (None for others).
@@ -79,9 +79,9 @@ _NEXT_SEAT = {n: [(s + 1) % n for s in range(n)] for n in (2, 3, 4)}
 
 @functools.cache
 def _round_2_legal(turned_down: Suit | None, allow_turned_down: bool,
-                   stuck_dealer: bool) -> list[Action]:
-    calls = [A.CALL_ACTIONS[s] for s in Suit if s is not turned_down or allow_turned_down]
-    return calls if stuck_dealer else [A.PASS, *calls]
+                   stuck_dealer: bool) -> tuple[Action, ...]:
+    calls = tuple(A.CALL_ACTIONS[s] for s in Suit if s is not turned_down or allow_turned_down)
+    return calls if stuck_dealer else (A.PASS, *calls)
 
 
 @functools.cache
@@ -190,7 +190,7 @@ class Hand:
         self._passes = 0
         self._alone_queue: list[tuple[int, ...]] = []
         self._alone_pos = 0
-        self._legal: list[Action] | None = None
+        self._legal: tuple[Action, ...] | None = None
         self._led: Suit | None = None
         self._active = n
         self._next_seat: list[int] = []
@@ -240,9 +240,9 @@ class Hand:
         return (f"hand(dealer={self.dealer}, phase={self.phase.value}, "
                 f"turn={self.current}, trump={self.trump.name if self.trump is not None else '-'})")
 
-    def legal_actions(self) -> list[Action]:
+    def legal_actions(self) -> tuple[Action, ...]:
         """Every legal action for :attr:`current`, in a fixed order; empty when the hand is
-        over. The list is cached until the next :meth:`apply`: do not modify it."""
+        over (a tuple: it is cached until the next :meth:`apply`, and shared)."""
         legal = self._legal
         if legal is None:
             if self.phase is _PLAY:
@@ -252,36 +252,36 @@ class Hand:
                 if self.trick:
                     eff = self._eff_play
                     led = self._led
-                    legal = [a for a in plays if eff[a.id] is led] or plays[:]
+                    legal = tuple([a for a in plays if eff[a.id] is led] or plays)
                 else:
-                    legal = plays[:]
+                    legal = tuple(plays)
             else:
                 legal = _LEGAL[self.phase](self)
             self._legal = legal
         return legal
 
-    def _legal_name_trump(self) -> list[Action]:
+    def _legal_name_trump(self) -> tuple[Action, ...]:
         return _NAMES
 
-    def _legal_bid_round_1(self) -> list[Action]:
+    def _legal_bid_round_1(self) -> tuple[Action, ...]:
         return _ROUND_1
 
-    def _legal_dealer_pickup(self) -> list[Action]:
+    def _legal_dealer_pickup(self) -> tuple[Action, ...]:
         return _PICKUP
 
-    def _legal_discard(self) -> list[Action]:
+    def _legal_discard(self) -> tuple[Action, ...]:
         """DEALER_DISCARD and DUMMY_DISCARD: any card in the hand."""
-        return [A.DISCARD_ACTIONS[c.id] for c in self.hands[self.current]]  # type: ignore[index]
+        return tuple([A.DISCARD_ACTIONS[c.id] for c in self.hands[self.current]])  # type: ignore[index]
 
-    def _legal_bid_round_2(self) -> list[Action]:
+    def _legal_bid_round_2(self) -> tuple[Action, ...]:
         cfg = self.config
         return _round_2_legal(self.upcard_suit, cfg.allow_turned_down_suit,
                               self.current == self.dealer and cfg.stick_the_dealer)
 
-    def _legal_go_alone(self) -> list[Action]:
+    def _legal_go_alone(self) -> tuple[Action, ...]:
         return _ALONE
 
-    def _legal_none(self) -> list[Action]:
+    def _legal_none(self) -> tuple[Action, ...]:
         return _NONE
 
     @property
@@ -539,7 +539,7 @@ class Hand:
 
 
 # The per-phase methods. PLAY is absent from both: it is the inline fast path.
-_LEGAL: dict[Phase, Callable[[Hand], list[Action]]] = {
+_LEGAL: dict[Phase, Callable[[Hand], tuple[Action, ...]]] = {
     Phase.NAME_TRUMP: Hand._legal_name_trump,
     Phase.BID_ROUND_1: Hand._legal_bid_round_1,
     Phase.DEALER_PICKUP: Hand._legal_dealer_pickup,

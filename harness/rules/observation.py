@@ -78,7 +78,7 @@ def observe(hand: Hand, seat: int, scores: tuple[int, ...], hand_number: int) ->
         tuple(hand.trick),
         tuple(hand.tricks_won),
         scores,
-        tuple(hand.legal_actions()) if current == seat else (),
+        hand.legal_actions() if current == seat else (),
     ))
 
 

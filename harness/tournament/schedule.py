@@ -94,6 +94,7 @@ from harness.results.counting import check_places
 from harness.results.head_to_head import head_to_head_score
 from harness.results.sprt import Pentanomial, Sprt, SprtDecision, SprtStatus, Trinomial
 from harness.rules.config import Form
+from harness.rules.scoring import team_count
 
 __all__ = [
     "PARTNERSHIPS",
@@ -173,10 +174,6 @@ def _check_mode(form: Form, partnerships: str) -> bool:
     return partnerships == "mixed"
 
 
-def _teams(form: Form) -> int:
-    return 3 if form is Form.CUTTHROAT else 2
-
-
 def _sides(form: Form, seats: tuple[str, ...], mixed: bool) -> tuple[tuple[str, ...], ...]:
     if form is not Form.FOUR_HANDED:
         return tuple((name,) for name in seats)
@@ -190,10 +187,6 @@ def _rotate(base: tuple[str, ...], rotation: int) -> tuple[str, ...]:
     return tuple(base[(s + rotation) % n] for s in range(n))
 
 
-def _min_bots(form: Form) -> int:
-    return 3 if form is Form.CUTTHROAT else 2
-
-
 def pairings(bots: Sequence[str], form: Form | str, *,
              partnerships: str = "same") -> list[tuple[str, ...]]:
     """Every pairing of ``bots`` as its base seat arrangement (see the module docstring),
@@ -201,7 +194,7 @@ def pairings(bots: Sequence[str], form: Form | str, *,
     f = _form(form)
     mixed = _check_mode(f, partnerships)
     names = _check_bots("bots", bots)
-    need = _min_bots(f)
+    need = team_count(f)  # one bot per team at the least
     if len(names) < need:
         raise ConfigError("bots", f"{f.value} needs at least {need} bots; got {len(names)}")
     if f is Form.TWO_HANDED:
@@ -282,7 +275,7 @@ class _FixedSchedule(TournamentFormat):
         self.duplicate = duplicate
         self.mixed = mixed
         self.seed = seed
-        self.tables = _teams(form) if duplicate else 1
+        self.tables = team_count(form) if duplicate else 1
         self._round_width = max(4, len(str(games_per_pairing - 1)))
         self._pairing_width = max(3, len(str(len(self.pairings) - 1)))
         self._cursor = 0
@@ -378,7 +371,7 @@ class Gauntlet(_FixedSchedule):
         if both:
             raise ConfigError("candidates", f"candidates cannot also be in the field: "
                                             f"{', '.join(both)}")
-        need = _min_bots(f) - 1
+        need = team_count(f) - 1
         if len(self.field) < need:
             raise ConfigError("bots", f"a {f.value} gauntlet needs at least {need} "
                                       f"bot(s) in the field besides the candidates; "
