@@ -136,6 +136,36 @@ def test_a_run_stops_at_once_keeps_its_games_and_resumes(tmp_path: Path, workers
     assert set(before) <= set(after)
 
 
+def test_a_run_in_process_stops_at_once_keeps_its_games_and_resumes(tmp_path: Path) -> None:
+    """In process a bot's decisions run on the loop that would handle the signal: the
+    runner must still hear it between decisions (it did only when the run ended)."""
+    searching = ('[[bot]]\nname = "search"\n'
+                 'command = "{python} -m sample_bots.search_bot --ms 20 --seed 1"\n'
+                 '[[bot]]\nname = "random"\ncommand = "{python} -m sample_bots.random_bot"\n')
+    path = tmp_path / "inproc.toml"
+    path.write_text(f'name = "inproc"\nid = "inproc"\noutput = "{tmp_path / "out"}"\n'
+                    f'games = 20\n[rules]\nform = "two-handed"\ntarget = 3\n{searching}')
+    store = tmp_path / "out" / "results.sqlite"
+    args = ["run", str(path), "--quiet", "--in-process"]
+    first = Command(tmp_path, "first", *args)
+    try:
+        wait_for(lambda: stored(store, "inproc"), "a first stored game", proc=first.proc,
+                 log=first.err)
+        code, _ = first.interrupt(signal.SIGTERM)
+    finally:
+        first.kill()
+    kept = check_stopped(first, code, 128 + signal.SIGTERM,
+                         r"interrupted: (\d+) games? of 'inproc' stored")
+    before = stored(store, "inproc")
+    assert kept == len(before) >= 1
+    assert kept < 40, "the run ended before the signal: make it longer"
+    second = Command(tmp_path, "second", *args)
+    assert second.proc.wait(STOP_S * 8) == 0, second.stderr
+    after = stored(store, "inproc")
+    assert len(after) == len(set(after)) == 40
+    assert set(before) <= set(after)
+
+
 def test_a_ladder_on_a_local_cluster_stops_at_once_and_goes_on(tmp_path: Path) -> None:
     config = tmp_path / "ladder.toml"
     config.write_text(f'name = "lad"\noutput = "{tmp_path / "out"}"\nconcurrency = 2\n'

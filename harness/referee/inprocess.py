@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 
@@ -41,6 +42,10 @@ BotFactory = Callable[[], Bot]
 FACTORY_NAME = "in_process_bot"
 
 
+YIELD_S = 0.05
+"""How often, at most, in-process play lets the event loop run (signals, other tasks)."""
+
+
 class InProcessSession:
     """One seat's bot in this process, with the interface the game runner uses."""
 
@@ -53,6 +58,7 @@ class InProcessSession:
         self.crashed = False
         self._outbox: list[ConnectResponse] = []
         self._request_id = 0
+        self._yielded = -math.inf  # when the loop last had a turn: the first decision gives it one
 
     def new_request_id(self) -> int:
         self._request_id += 1
@@ -80,7 +86,13 @@ class InProcessSession:
         return reply.decision_reply if reply is not None else None
 
     async def decide(self, request: DecisionRequest, timeout: float) -> DecisionReply:
-        """Deliver what is queued, then the request; the bot's reply. No clock."""
+        """Deliver what is queued, then the request; the bot's reply. No clock. The loop
+        gets a turn every :data:`YIELD_S`: the bot's decisions run on it, and without a
+        turn a signal (a Ctrl-C) would wait for the whole run."""
+        now = time.monotonic()
+        if now - self._yielded >= YIELD_S:
+            self._yielded = now
+            await asyncio.sleep(0)
         await self.flush()
         reply = self._deliver(ConnectResponse(decision_request=request))
         assert reply is not None
