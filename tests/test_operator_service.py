@@ -4,6 +4,7 @@ and starting, watching, querying and cancelling tournaments."""
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -82,10 +83,12 @@ def test_operator_service_runs_and_reports_tournaments(tmp_path: Path) -> None:
                         rpb.WatchTournamentRequest(tournament_id=second.tournament_id)):
                     if update.tournament.games_done:
                         break
+                deadline = time.monotonic() + 120
                 while True:
                     bots = await op.ListBots(rpb.ListBotsRequest())
                     if any(b.state == rpb.BOT_STATE_PLAYING for b in bots.bots):
                         break
+                    assert time.monotonic() < deadline, "no bot was ever seen playing"
                     await asyncio.sleep(0.02)
                 assert {b.name for b in bots.bots} == {"heuristic", "random"}
                 assert all(b.session_id for b in bots.bots)
