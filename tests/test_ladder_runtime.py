@@ -24,7 +24,7 @@ from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.referee.session import Slot, SlotRegistry
 from harness.results.elo import Ratings
-from harness.rules.config import RulesConfig
+from harness.rules.config import Form, RulesConfig
 from harness.sdk import play_session
 from harness.storage.ladder import LadderStore
 from harness.tournament.config import load_config
@@ -308,3 +308,37 @@ def test_with_house_vs_house_off_every_set_seats_a_visitor(tmp_path: Path) -> No
     sets = asyncio.run(scenario())
     assert len([s for s in sets if s.status is SetStatus.COMPLETE]) >= 2
     assert all("visitor" in s.base for s in sets), [s.base for s in sets]
+
+
+def test_the_runtime_counts_a_bots_sets_in_deal_sets_in_cutthroat(tmp_path: Path) -> None:
+    """Provisional status ("fewer than provisional_sets deal sets") reads the sets each
+    bot played; in cutthroat a set meets two others, and it counts once."""
+    house = tuple((Entrant(f"house-{c}", BotCommand(
+        (sys.executable, "-m", "sample_bots.random_bot"), cwd=str(REPO))), 1) for c in "abc")
+    settings = LadderSettings(store=tmp_path / "ladder.sqlite", log_dir=tmp_path / "logs",
+                              rules=RulesConfig(form=Form.CUTTHROAT, target=3),
+                              time_control=TimeControl.parse("5+30"), concurrency=1,
+                              house=house, poll_seconds=0.05)
+
+    async def scenario() -> tuple[list[StoredSet], dict[str, int]]:
+        stop = asyncio.Event()
+        runtime = LadderRuntime(settings, stop=stop)
+        ladder = asyncio.ensure_future(runtime.run())
+        await _until(lambda: sum(s.status is SetStatus.COMPLETE
+                                 for s in runtime.sets.sets()) >= 2)
+        assert runtime.arena is not None
+        seen = {c.name: c.sets for c in runtime._candidates(runtime.arena)}
+        sets = runtime.sets.sets()
+        stop.set()
+        await asyncio.wait_for(ladder, 60.0)
+        runtime.close()
+        return sets, seen
+
+    sets, seen = asyncio.run(scenario())
+    # A set is counted when it is chosen and stored when its task starts: with one set at
+    # a time, the count is the sets stored, or one more. (Counted by appearances, each
+    # set would count twice.)
+    assert set(seen) == {"house-a", "house-b", "house-c"}
+    for name, counted in seen.items():
+        stored = sum(1 for s in sets if name in s.base)
+        assert stored >= 2 and stored <= counted <= stored + 1, (name, counted, sets)
