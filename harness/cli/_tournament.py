@@ -13,10 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.cli.common import (
+    add_listen_flags,
     check_listen,
     games,
     on_signals,
-    port_number,
     split_assignment,
     writable_folder,
     write_address_file,
@@ -45,10 +45,7 @@ def add_tournament_flags(p: argparse.ArgumentParser, command: str) -> None:
     add_option_flags(p, command)
     p.add_argument("--fresh", action="store_true",
                    help="delete the stored games of this tournament id and start again")
-    p.add_argument("--host", default="127.0.0.1",
-                   help="where the referee listens (remote bots dial it; default loopback)")
-    p.add_argument("--port", type=port_number, default=0,
-                   help="the referee's port (default 0: any free port)")
+    add_listen_flags(p, port=0, remote=True)
     p.add_argument("--address-file", type=Path, metavar="PATH",
                    help="write the referee's address as JSON to PATH once it listens, for "
                         "scripts that start remote bots")

@@ -132,6 +132,23 @@ def add_tls_flags(parser: argparse.ArgumentParser) -> None:
                         help="the private key (PEM) of --tls-cert")
 
 
+def add_listen_flags(parser: argparse.ArgumentParser, *, port: int,
+                     log_dir: str | None = None, remote: bool = False) -> None:
+    """``--host`` and ``--port`` of the referee (the port's default ``port``: 0 for any
+    free one), and with ``log_dir`` the ``--log-dir`` of its bots' logs: one wording and
+    one check for every command that runs a referee."""
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="where the referee listens (" + ("remote bots dial it; "
+                                                             if remote else "") +
+                             "default loopback)")
+    parser.add_argument("--port", type=port_number, default=port,
+                        help=f"the referee's port (default {port}"
+                             + (": any free port)" if port == 0 else ")"))
+    if log_dir is not None:
+        parser.add_argument("--log-dir", default=log_dir,
+                            help=f"bot stdout/stderr logs (default {log_dir})")
+
+
 def add_http_flags(parser: argparse.ArgumentParser, shows: str) -> None:
     """``--http-port`` and ``--http-host``: the live page, which ``shows`` what it says."""
     parser.add_argument("--http-port", type=port_number, default=None,

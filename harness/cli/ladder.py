@@ -41,6 +41,7 @@ from harness.cli._ladder_standings import standings_table
 from harness.cli._tournament import add_option_flags, overrides
 from harness.cli.common import (
     add_http_flags,
+    add_listen_flags,
     add_tls_flags,
     check_listen,
     default_owner,
@@ -76,8 +77,7 @@ def register(sub: Any) -> None:
                        description=(__doc__ or "").replace("``", "`"),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("config", type=Path, help="the ladder's configuration (TOML)")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    p.add_argument("--port", type=int, default=50051, help="port to listen on (0: any)")
+    add_listen_flags(p, port=50051, remote=True)
     add_tls_flags(p)
     add_http_flags(p, "standings, recent games and their replays")
     add_option_flags(p, "ladder")

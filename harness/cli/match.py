@@ -20,9 +20,9 @@ from typing import Any
 
 from harness.cli import COMMANDS
 from harness.cli.common import (
+    add_listen_flags,
     check_listen,
     on_signals,
-    port_number,
     split_assignment,
     writable_folder,
 )
@@ -71,12 +71,7 @@ def register(sub: Any) -> None:
     m.add_argument("--policy", default=str(FaultPolicy()),
                    help=f"{FaultPolicy()} (default) or strikes[:N]")
     m.add_argument("--seed", type=int, default=1, help="derives every deal (default 1)")
-    m.add_argument("--host", default="127.0.0.1",
-                   help="where the referee listens (default loopback)")
-    m.add_argument("--port", type=port_number, default=0,
-                   help="the referee's port (default 0: any free port)")
-    m.add_argument("--log-dir", default="results/logs",
-                   help="bot stdout/stderr logs (default results/logs)")
+    add_listen_flags(m, port=0, log_dir="results/logs")
     m.add_argument("--json", action="store_true", help="print each game record as JSON")
     m.add_argument("--store", default=str(MATCH_STORE), metavar="PATH",
                    help=f"store the games here, for replay (default {MATCH_STORE}; each "

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 from harness.cli import COMMANDS
 from harness.cli.common import (
     add_http_flags,
+    add_listen_flags,
     add_tls_flags,
     check_listen,
     games,
     long_running,
     on_signals,
     operator_token,
-    port_number,
     writable_folder,
 )
 from harness.errors import ConfigError
@@ -36,12 +36,7 @@ def register(sub: Any) -> None:
                                    "their tokens, and operators list bots and start, watch "
                                    "and cancel tournaments over gRPC. SIGINT or SIGTERM shut "
                                    "it down gracefully.")
-    s.add_argument("--host", default="127.0.0.1",
-                   help="where the referee listens (default loopback)")
-    s.add_argument("--port", type=port_number, default=50051,
-                   help="the referee's port (default 50051)")
-    s.add_argument("--log-dir", default="results/logs",
-                   help="bot stdout/stderr logs (default results/logs)")
+    add_listen_flags(s, port=50051, log_dir="results/logs")
     s.add_argument("--output", default="results",
                    help="results folder: each tournament gets OUTPUT/<id>/ (default results)")
     s.add_argument("--operator-token", default=None,
