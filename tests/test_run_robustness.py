@@ -12,11 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from serve_support import wait_for
 
 from harness.cli.progress import Progress
+from harness.errors import StoreError
 from harness.storage.lock import exclusive_writer, lock_path
-from harness.storage.results import ResultsStore
+from harness.storage.results import GameRow, ResultsStore
 from harness.tournament.config import load_config
 from harness.tournament.runner import RunState, TournamentRunner, store_path
 
@@ -152,3 +154,32 @@ def test_runs_in_one_process_share_the_store_lock(tmp_path: Path) -> None:
         refused = other_process()
         assert refused.returncode != 0 and "another run is using" in refused.stderr
     assert other_process().returncode == 0  # released when the last one ends
+
+
+def test_a_store_that_fails_stops_every_worker_and_its_error_is_raised(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four games at once; the store fails on the second game stored. The run raises
+    that StoreError, and no worker is left playing (each was cancelled, none stores)."""
+    path = config_file(tmp_path, "{python} -m sample_bots.random_bot", games=20,
+                       concurrency=4)
+    original = ResultsStore.record_game
+    calls: list[str] = []
+
+    def failing(self: ResultsStore, row: GameRow) -> bool:
+        calls.append(row.game_key)
+        if len(calls) == 2:
+            raise StoreError("the disk is full (a test)")
+        return original(self, row)
+
+    monkeypatch.setattr(ResultsStore, "record_game", failing)
+
+    async def go() -> list[str]:
+        runner = TournamentRunner(load_config(path))
+        with pytest.raises(StoreError, match="the disk is full"):
+            await runner.run()
+        names = [getattr(t.get_coro(), "__qualname__", "") for t in asyncio.all_tasks()
+                 if not t.done()]
+        return [name for name in names if name.endswith(".worker")]
+
+    assert asyncio.run(go()) == []  # no worker of the run is still going
+    assert len(calls) == 2  # nothing was stored after the failure

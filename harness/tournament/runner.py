@@ -345,7 +345,14 @@ class TournamentRunner:
                 if self.on_progress:
                     self.on_progress(state)
 
-        await asyncio.gather(*(worker() for _ in range(at_once)))
+        # One worker's error (a store that fails) cancels its siblings at once, so that
+        # none plays on while the store and the arena close; the error itself is raised.
+        try:
+            async with asyncio.TaskGroup() as workers:
+                for _ in range(at_once):
+                    workers.create_task(worker())
+        except BaseExceptionGroup as group:
+            raise group.exceptions[0] from None
         if self._lost is not None:
             raise ClusterError(f"{self._lost}; the {state.done} finished games are stored: "
                                f"run the same command again to resume")
