@@ -9,6 +9,7 @@ and the input validation directly.
 from __future__ import annotations
 
 import io
+import os
 import re
 import subprocess
 import sys
@@ -38,8 +39,11 @@ PROMPT = re.compile(r"Your choice \[1-(\d+)\]: ")
 ], ids=["four-handed", "two-handed", "cutthroat-random-bots"])
 def test_play_runs_a_whole_game_in_a_terminal_and_asks_again_after_a_wrong_key(
         options: list[str]) -> None:
+    # The bots' choices are seeded too (EUCHRE_BOT_SEED), so the game is the same every
+    # run: a random bot could otherwise end it in one lone hand.
     child = pexpect.spawn(sys.executable, ["-m", "harness", "play", "--seed", "7",
                                            "--target", "3", *options],
+                          env={**os.environ, "EUCHRE_BOT_SEED": "3"},
                           encoding="utf-8", timeout=90, dimensions=(50, 120))
     try:
         child.expect(PROMPT)
