@@ -139,17 +139,20 @@ async def overhead(games: int, folder: Path, logs: Path) -> dict[str, Any]:
                 abnormal += result.termination is not Termination.NORMAL
                 if i:
                     rows[name].append(per_decision(result))
-    wall_ratio = [b[0] / p[0] for b, p in zip(rows["boxed"], rows["plain"], strict=True)]
-    decide_ratio = [b[1] / p[1] for b, p in zip(rows["boxed"], rows["plain"], strict=True)]
-    return {
-        "boxed_wall_us": statistics.median(r[0] for r in rows["boxed"]),
-        "plain_wall_us": statistics.median(r[0] for r in rows["plain"]),
-        "boxed_decide_us": statistics.median(r[1] for r in rows["boxed"]),
-        "plain_decide_us": statistics.median(r[1] for r in rows["plain"]),
-        "wall_ratio": statistics.median(wall_ratio),
-        "decide_ratio": statistics.median(decide_ratio),
-        "abnormal": abnormal,
-    }
+    return {**paired(rows, "boxed", "plain"), "abnormal": abnormal}
+
+
+def paired(rows: dict[str, list[tuple[float, float]]], a: str, b: str) -> dict[str, Any]:
+    """Medians of each side's (wall us, decide us) per game, and of the ratios a / b
+    taken pair by pair."""
+    wall = [x[0] / y[0] for x, y in zip(rows[a], rows[b], strict=True)]
+    decide = [x[1] / y[1] for x, y in zip(rows[a], rows[b], strict=True)]
+    return {f"{a}_wall_us": statistics.median(r[0] for r in rows[a]),
+            f"{b}_wall_us": statistics.median(r[0] for r in rows[b]),
+            f"{a}_decide_us": statistics.median(r[1] for r in rows[a]),
+            f"{b}_decide_us": statistics.median(r[1] for r in rows[b]),
+            "wall_ratio": statistics.median(wall), "decide_ratio": statistics.median(decide),
+            "wall_ratio_range": [min(wall), max(wall)]}
 
 
 # ------------------------------------------------------------------ 4. neighbours
@@ -176,19 +179,8 @@ async def neighbours(games: int, folder: Path, hostile: Path, logs: Path,
                 result = await arena.play(f"beside-{i}", TWO, 11, ["plain", "plain"])
                 abnormal += result.termination is not Termination.NORMAL
                 rows["beside"].append(per_decision(result))
-    wall = [b[0] / a[0] for a, b in zip(rows["alone"], rows["beside"], strict=True)]
-    decide = [b[1] / a[1] for a, b in zip(rows["alone"], rows["beside"], strict=True)]
-    return {
-        "alone_wall_us": statistics.median(r[0] for r in rows["alone"]),
-        "beside_wall_us": statistics.median(r[0] for r in rows["beside"]),
-        "alone_decide_us": statistics.median(r[1] for r in rows["alone"]),
-        "beside_decide_us": statistics.median(r[1] for r in rows["beside"]),
-        "wall_ratio": statistics.median(wall),
-        "decide_ratio": statistics.median(decide),
-        "wall_ratio_range": [min(wall), max(wall)],
-        "hostile_said": said.decode().strip(),
-        "abnormal": abnormal,
-    }
+    return {**paired(rows, "beside", "alone"), "hostile_said": said.decode().strip(),
+            "abnormal": abnormal}
 
 
 # ------------------------------------------------------------------ 3. CPU clock

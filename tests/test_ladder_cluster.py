@@ -163,9 +163,12 @@ def test_a_worker_killed_mid_set_loses_nothing_and_stores_nothing_twice(
             busy = client.processing(workers=[victim_address]).get(victim_address, ())
             return re.findall(r"ladder/\d+/t\d+", " ".join(str(k) for k in busy))
 
-        await until(lambda: on_victim() or running.done(), "a game on the doomed worker")
+        def seen_on_victim() -> bool:  # keeps what it saw: asked again, a game that
+            in_flight[:] = on_victim()  # just ended would not be there
+            return bool(in_flight) or running.done()
+
+        await until(seen_on_victim, "a game on the doomed worker")
         doomed.extend(victim.children(recursive=True))
-        in_flight.extend(on_victim())
         victim.send_signal(signal.SIGKILL)  # mid-game
         at_kill = len(games(runtime))
         await until(lambda: len(games(runtime)) >= at_kill + 8 or running.done(),

@@ -114,16 +114,12 @@ def _v2_hierarchy() -> Hierarchy:
     return _swept(Hierarchy(2, dict.fromkeys(V2_CONTROLLERS, parent)))
 
 
-SWEEP_WAIT_S = 2.0
-"""How long a sweep waits for the killed processes of a dead referee's box to go."""
-
-
 def _swept(where: Hierarchy) -> Hierarchy:
     """Kill what is left of the boxes whose referee is gone, and remove their groups.
     A referee killed with SIGKILL takes its boxes with it (bubblewrap's
     ``--die-with-parent``) but cannot remove their groups; and should a process of a
     box outlive it all the same, the next referee to start kills it here."""
-    dead = []
+    dead: set[str] = set()
     for parent in where.directories():
         with contextlib.suppress(OSError):
             for child in parent.iterdir():
@@ -133,28 +129,11 @@ def _swept(where: Hierarchy) -> Hierarchy:
                 try:
                     os.kill(int(owner[1]), 0)
                 except ProcessLookupError:
-                    dead.append(child)
+                    dead.add(child.name)
                 except PermissionError:
                     pass
-    deadline = time.monotonic() + SWEEP_WAIT_S
-    while dead:
-        for group in dead:
-            with contextlib.suppress(OSError):
-                for pid in (group / "cgroup.procs").read_text().split():
-                    with contextlib.suppress(OSError):
-                        os.kill(int(pid), signal.SIGKILL)
-        left = []
-        for group in dead:
-            try:
-                group.rmdir()  # refused while a process is still in it
-            except FileNotFoundError:
-                pass  # another referee swept it first
-            except OSError:
-                left.append(group)
-        dead = left
-        if not dead or time.monotonic() > deadline:
-            break
-        time.sleep(0.02)
+    for name in sorted(dead):
+        Group(where, name).remove()  # (another referee may have swept it first)
     return where
 
 

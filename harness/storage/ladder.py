@@ -17,7 +17,7 @@ import os
 import secrets
 import sqlite3
 from collections.abc import Callable
-from typing import ClassVar, Final
+from typing import Final
 
 from harness.storage.results import ResultsStore
 from harness.storage.sqlite import SQLiteFile
@@ -124,7 +124,6 @@ class LadderStore(SQLiteFile):
     KIND = "ladder store"
     VERSION_KEY = _VERSION_KEY
     MIGRATIONS = _MIGRATIONS
-    SCHEMA_VERSION: ClassVar[int] = len(_MIGRATIONS)
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         ResultsStore(path).close()  # creates or migrates the results schema (and meta)

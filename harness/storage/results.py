@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar, Final, TypeVar
+from typing import Any, Final, TypeVar
 
 from harness.errors import StoreError
 from harness.referee.outcome import Fault, FaultKind, Termination
@@ -230,7 +230,6 @@ class ResultsStore(SQLiteFile):
     KIND = "results store"
     VERSION_KEY = "schema_version"
     MIGRATIONS = _MIGRATIONS
-    SCHEMA_VERSION: ClassVar[int] = len(_MIGRATIONS)
 
     # ---------------------------------------------------------------- schema
 

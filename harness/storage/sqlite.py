@@ -44,6 +44,11 @@ class SQLiteFile:
     KIND: ClassVar[str] = "store"
     VERSION_KEY: ClassVar[str] = "schema_version"
     MIGRATIONS: ClassVar[Sequence[Migration]] = ()
+    SCHEMA_VERSION: ClassVar[int] = 0  # the version this code writes: one per step
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.SCHEMA_VERSION = len(cls.MIGRATIONS)
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -74,11 +79,6 @@ class SQLiteFile:
             raise
         self._connection = conn
 
-    @classmethod
-    def schema_version(cls) -> int:
-        """The version this code writes: one per migration step."""
-        return len(cls.MIGRATIONS)
-
     # ---------------------------------------------------------------- schema
 
     def _version(self, conn: sqlite3.Connection) -> int | None:
@@ -94,13 +94,13 @@ class SQLiteFile:
         """Set up a new file before its first migration step (nothing by default)."""
 
     def _newer(self, version: int) -> None:
-        if version > self.schema_version():
+        if version > self.SCHEMA_VERSION:
             raise StoreError(f"{self.path} has {self.KIND} schema version {version}, newer "
                              f"than this euchre-harness understands "
-                             f"({self.schema_version()}); upgrade euchre-harness to use it")
+                             f"({self.SCHEMA_VERSION}); upgrade euchre-harness to use it")
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
-        if self._version(conn) == self.schema_version():
+        if self._version(conn) == self.SCHEMA_VERSION:
             return
         # Take the write lock, then look again: another process may have migrated.
         conn.execute("BEGIN IMMEDIATE")
@@ -109,11 +109,11 @@ class SQLiteFile:
             if version is None:
                 self._create(conn)
                 version = 0
-            for step in range(version, self.schema_version()):
+            for step in range(version, self.SCHEMA_VERSION):
                 self.MIGRATIONS[step](conn)
             conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
                          "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                         (self.VERSION_KEY, str(self.schema_version())))
+                         (self.VERSION_KEY, str(self.SCHEMA_VERSION)))
             conn.execute("COMMIT")
         except BaseException:
             rollback(conn)
