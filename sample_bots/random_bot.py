@@ -39,6 +39,11 @@ class RandomBot(Bot):
         # builds the full Observation for choose()).
         return convert.action_from_pb(self.rng.choice(request.legal_actions))
 
+    def act(self, obs: Observation) -> Action:
+        # The same choice from the Observation (in-process play): the legal actions are
+        # in the same order, so the same draw picks the same action.
+        return self.rng.choice(obs.legal_actions)
+
 
 def in_process_bot(argv: Sequence[str], env: Mapping[str, str]) -> RandomBot:
     """The bot for in-process play (harness.referee.inprocess)."""

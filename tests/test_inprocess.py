@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError
+from harness.protocol import DecisionRequest, GameEvent, convert
 from harness.referee.arena import Arena
 from harness.referee.inprocess import InProcessArena, command_factory, play_many
 from harness.referee.outcome import FaultKind, GameResult, Termination, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.rules import Action, Observation, RulesConfig
-from harness.sdk import Bot
+from harness.sdk import Bot, listens_to_events, takes_observations
 from harness.storage.results import ResultsStore
 from harness.tournament.runner import store_path
 
@@ -118,3 +119,68 @@ def test_a_bot_that_does_not_allow_in_process_play_is_refused() -> None:
         command_factory((sys.executable, "-m", "sample_bots.faulty_bot"))
     with pytest.raises(ConfigError, match="python -m MODULE"):
         command_factory(("./my-bot",))
+
+
+class WireReader(Bot):
+    """Overrides decide (the DecisionRequest) and on_event, not act: in process it must
+    still get the messages, as over the wire."""
+
+    name = "wire-reader"
+
+    def __init__(self) -> None:
+        self.requests: list[int] = []
+        self.events = 0
+
+    def on_event(self, event: GameEvent) -> None:
+        self.events += 1
+
+    def decide(self, request: DecisionRequest, rules: RulesConfig | None) -> Action:
+        self.requests.append(request.request_id)
+        assert request.time_left_ms > 0
+        return convert.action_from_pb(request.legal_actions[0])
+
+
+class ObservationReader(Bot):
+    """Decides from the Observation (act), ignores events: handed the Observation."""
+
+    name = "observation-reader"
+
+    def __init__(self) -> None:
+        self.seen: list[Observation] = []
+
+    def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
+        self.seen.append(obs)
+        return legal[-1]
+
+
+def test_a_bot_that_reads_the_wire_message_still_gets_it_in_process() -> None:
+    wire, plain = WireReader(), ObservationReader()
+    assert not takes_observations(wire) and listens_to_events(wire)
+    assert takes_observations(plain) and not listens_to_events(plain)
+    assert takes_observations(command_factory(COMMANDS["random"], ENV)())  # act too
+    results = play_many({"wire": lambda: wire, "plain": lambda: plain},
+                        ["wire", "plain", "wire", "plain"], RulesConfig(), [8],
+                        rotate=False)
+    assert results[0].termination is Termination.NORMAL
+    decisions = len(results[0].record["decision_ms"])
+    # One bot object sits in two seats: between them, they were asked every decision.
+    assert len(wire.requests) + len(plain.seen) == decisions
+    assert len(wire.requests) > 10 and wire.events > 4 * len(results[0].record["hands"])
+    assert all(obs.legal_actions for obs in plain.seen)
+
+
+class Garbage(Bot):
+    name = "garbage"
+
+    def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
+        return "pass"  # type: ignore[return-value]
+
+
+def test_a_bot_that_returns_no_action_crashes_in_process() -> None:
+    results = play_many({"garbage": Garbage, "random": command_factory(COMMANDS["random"], ENV)},
+                        ["garbage", "random", "garbage", "random"], RulesConfig(), [5],
+                        rotate=False)
+    fault = results[0].faults[-1]
+    assert results[0].termination is Termination.FORFEIT
+    assert fault.kind is FaultKind.CRASH and fault.bot == "garbage"
+    assert "not an Action" in fault.detail

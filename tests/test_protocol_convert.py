@@ -375,6 +375,9 @@ def check_decision_request(obs: Observation, obs_msg: pb.Observation,
     assert (req.time_left_ms, req.bank_ms) == (1500, 60000)
     assert req.observation == obs_msg
     assert rpb.DecisionRequest.FromString(req.SerializeToString()) == req
+    # What the SDK builds from the request is the engine's Observation itself: in-process
+    # play hands a bot the latter and skips the wire (harness.referee.inprocess).
+    assert convert.observation_from_pb(req.observation, req.legal_actions) == obs
 
 
 def test_observations_at_every_decision_of_random_games() -> None:
@@ -514,6 +517,12 @@ def test_event_to_pb_covers_every_event_kind() -> None:
                     msg = convert.event_to_pb(hand_number, event, trick_number=tricks,
                                               scores=scores)
                     check_event(hand_number, event, msg, tricks, tuple(scores))
+                    # The referee's message: the same event (the frequent kinds are
+                    # parsed from wire bytes in one piece).
+                    sent = messages.game_event(hand_number, event, trick_number=tricks,
+                                               scores=scores)
+                    assert sent == (None if msg is None
+                                    else rpb.ConnectResponse(game_event=msg))
                     kinds.add(event.kind)
             assert tuple(scores) == tuple(game.scores)
     assert kinds == set(EventKind)

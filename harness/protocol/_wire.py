@@ -259,6 +259,14 @@ def decision_request_bytes(request_id: int, obs: Observation, time_left_ms: int,
     ])
 
 
+_K_RESPONSE_EVENT = _key(rpb.ConnectResponse.DESCRIPTOR, "game_event", _LEN)
+
+
+def game_event_response_bytes(event: bytes) -> bytes:
+    """A ConnectResponse{game_event} around a GameEvent's bytes."""
+    return _K_RESPONSE_EVENT + _varint(len(event)) + event
+
+
 def _hand_number_bytes(hand_number: int) -> bytes:
     return _K_EVENT_HAND_NUMBER + _varint(hand_number) if hand_number else b""
 

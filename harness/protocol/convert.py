@@ -85,6 +85,7 @@ __all__ = [
     "decision_kind_to_phase",
     "decision_request_to_pb",
     "event_to_pb",
+    "frequent_event_bytes",
     "hand_result_to_pb",
     "hand_start_to_pb",
     "observation_from_pb",
@@ -375,6 +376,25 @@ def _one_card(event: Event) -> Card:
     return event.cards[0]
 
 
+def frequent_event_bytes(hand_number: int, event: Event,
+                         trick_number: int | None) -> bytes | None:
+    """The GameEvent of a play, trick or bid (the events of every decision) as wire
+    bytes; None for any other kind. Raises as :func:`event_to_pb` does."""
+    kind = event.kind
+    if kind is EventKind.PLAY:
+        return _wire.play_event_bytes(hand_number, _seat(event), _one_card(event))
+    if kind is EventKind.TRICK:
+        if trick_number is None or not 1 <= trick_number <= 5:
+            raise ValueError(f"a trick event needs trick_number=1..5 (the engine's event "
+                             f"does not carry it); got {trick_number!r}")
+        return _wire.trick_event_bytes(hand_number, _seat(event), trick_number)
+    if kind is EventKind.BID:
+        if event.action is None:
+            raise ValueError("bid event without an action")
+        return _wire.bid_event_bytes(hand_number, _seat(event), event.action)
+    return None
+
+
 def event_to_pb(hand_number: int, event: Event, *, trick_number: int | None = None,
                 scores: Sequence[int] | None = None) -> rpb.GameEvent | None:
     """The GameEvent of an engine event, or None for DEAL (the referee sends a HandStart
@@ -386,19 +406,11 @@ def event_to_pb(hand_number: int, event: Event, *, trick_number: int | None = No
     needs ``scores`` (the game score per team after the hand, i.e. ``Game.scores`` once
     the hand is scored). Either missing raises ValueError, as does an event that lacks
     what its kind needs."""
+    data = frequent_event_bytes(hand_number, event, trick_number)
+    if data is not None:
+        return rpb.GameEvent.FromString(data)
     kind = event.kind
     GE = rpb.GameEvent
-    if kind is EventKind.PLAY:
-        return GE.FromString(_wire.play_event_bytes(hand_number, _seat(event), _one_card(event)))
-    if kind is EventKind.TRICK:
-        if trick_number is None or not 1 <= trick_number <= 5:
-            raise ValueError(f"a trick event needs trick_number=1..5 (the engine's event "
-                             f"does not carry it); got {trick_number!r}")
-        return GE.FromString(_wire.trick_event_bytes(hand_number, _seat(event), trick_number))
-    if kind is EventKind.BID:
-        if event.action is None:
-            raise ValueError("bid event without an action")
-        return GE.FromString(_wire.bid_event_bytes(hand_number, _seat(event), event.action))
     if kind is EventKind.DEAL:
         return None
     if kind is EventKind.TRUMP:

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from harness._generated.euchre.v1 import euchre_pb2 as pb
 from harness._generated.euchre.v1 import referee_pb2 as rpb
-from harness.protocol import convert
+from harness.protocol import _wire, convert
 from harness.protocol._tables import enum_name
 from harness.rules.actions import Action
 from harness.rules.cards import DeckKind
@@ -111,6 +111,9 @@ def game_event(hand_number: int, event: Event, *, trick_number: int | None = Non
                scores: Sequence[int] | None = None) -> rpb.ConnectResponse | None:
     """An engine event as a message, or None for DEAL (see :func:`hand_start`). The
     arguments are those of :func:`~harness.protocol.convert.event_to_pb`."""
+    data = convert.frequent_event_bytes(hand_number, event, trick_number)
+    if data is not None:  # the events of every decision: parsed once, not built and copied
+        return rpb.ConnectResponse.FromString(_wire.game_event_response_bytes(data))
     pbev = convert.event_to_pb(hand_number, event, trick_number=trick_number, scores=scores)
     return None if pbev is None else rpb.ConnectResponse(game_event=pbev)
 

@@ -5,9 +5,13 @@ An :class:`InProcessSession` stands where a bot's ``Connect`` stream would: the
 :class:`~harness.referee.match.GameRunner` posts it the very messages it would send over
 gRPC (built by the same conversion in :mod:`harness.protocol`), and it hands them to the
 bot through the SDK's own :class:`~harness.sdk.MessageHandler`, as ``run`` does on the
-other end of a stream. A bot therefore sees identical ``DecisionRequest`` objects and,
-for the same seed, makes identical decisions; the game record is the runner's, so it
-is stored, reported and rated like any other.
+other end of a stream. A bot that decides from the Observation
+(:func:`~harness.sdk.takes_observations`: all the sample bots) is handed the engine's
+Observation itself at each decision, the one the ``DecisionRequest`` would carry and the
+SDK would rebuild from it, and no event messages unless it reads them
+(:func:`~harness.sdk.listens_to_events`): the conversions both ways are skipped, not
+what the bot learns. Either way, for the same seed a bot makes identical decisions; the
+game record is the runner's, so it is stored, reported and rated like any other.
 
 What is *not* the same, and why it is no substitute for the referee: the bot's code runs
 in the harness's own process and is trusted (it could read anything in memory), there is
@@ -33,8 +37,10 @@ from harness.errors import BotTerminatedError, ConfigError
 from harness.protocol import ConnectResponse, DecisionReply, DecisionRequest
 from harness.referee.match import GameRunner
 from harness.referee.outcome import FaultPolicy, GameResult, TimeControl
+from harness.rules.actions import Action
 from harness.rules.config import RulesConfig
-from harness.sdk import Bot, MessageHandler
+from harness.rules.observation import Observation
+from harness.sdk import Bot, MessageHandler, listens_to_events, takes_observations
 
 log = logging.getLogger("euchre.inprocess")
 
@@ -54,6 +60,11 @@ class InProcessSession:
     def __init__(self, bot: Bot) -> None:
         self.bot = bot
         self.handler = MessageHandler(bot, None)
+        # A bot that decides from the Observation (most do) is handed the engine's own,
+        # the one its DecisionRequest would carry, and no event messages unless it
+        # reads them: the wire's conversions both ways are skipped, not what it sees.
+        self.observes = takes_observations(bot)
+        self.wants_events = listens_to_events(bot)
         self.violated = False
         self.crashed = False
         self._outbox: list[ConnectResponse] = []
@@ -79,24 +90,47 @@ class InProcessSession:
             raise BotTerminatedError(f"{self.bot.name}: crashed earlier")
         try:
             reply = self.handler.handle(message)
-        except Exception as e:  # the bot's own code failed: a crash, charged to it
-            self.crashed = True
-            log.warning("%s raised %r", self.bot.name, e)
-            raise BotTerminatedError(f"{self.bot.name} raised {e!r}") from e
+        except Exception as e:
+            raise self._crash(e) from e
         return reply.decision_reply if reply is not None else None
 
-    async def decide(self, request: DecisionRequest, timeout: float) -> DecisionReply:
-        """Deliver what is queued, then the request; the bot's reply. No clock. The loop
-        gets a turn every :data:`YIELD_S`: the bot's decisions run on it, and without a
-        turn a signal (a Ctrl-C) would wait for the whole run."""
+    def _crash(self, error: Exception) -> BotTerminatedError:
+        """The bot's own code failed: a crash, charged to it."""
+        self.crashed = True
+        log.warning("%s raised %r", self.bot.name, error)
+        return BotTerminatedError(f"{self.bot.name} raised {error!r}")
+
+    async def _turn(self) -> None:
+        """Give the loop a turn every :data:`YIELD_S`: the bot's decisions run on it, and
+        without a turn a signal (a Ctrl-C) would wait for the whole run."""
         now = time.monotonic()
         if now - self._yielded >= YIELD_S:
             self._yielded = now
             await asyncio.sleep(0)
+
+    async def decide(self, request: DecisionRequest, timeout: float) -> DecisionReply:
+        """Deliver what is queued, then the request; the bot's reply. No clock."""
+        await self._turn()
         await self.flush()
         reply = self._deliver(ConnectResponse(decision_request=request))
         assert reply is not None
         return reply
+
+    async def act(self, obs: Observation) -> Action:
+        """Deliver what is queued, then hand the bot ``obs`` (:meth:`Bot.act`); its action.
+        No clock. Anything but an Action back is a crash, as it is over the wire (where
+        the SDK cannot encode it)."""
+        await self._turn()
+        await self.flush()
+        if self.crashed:
+            raise BotTerminatedError(f"{self.bot.name}: crashed earlier")
+        try:
+            action = self.bot.act(obs)
+            if not isinstance(action, Action):
+                raise TypeError(f"the bot chose {action!r}, not an Action")
+        except Exception as e:
+            raise self._crash(e) from e
+        return action
 
 
 def command_factory(command: Sequence[str], env: Mapping[str, str] | None = None,

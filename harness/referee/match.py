@@ -8,7 +8,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from harness.errors import (
     BotTerminatedError,
@@ -35,6 +35,7 @@ from harness.rules.actions import Action
 from harness.rules.config import Form, RulesConfig
 from harness.rules.game import Game
 from harness.rules.hand import EventKind
+from harness.rules.observation import Observation
 from harness.rules.scoring import team_of
 
 log = logging.getLogger("euchre.match")
@@ -59,6 +60,18 @@ class Seat(Protocol):
     async def flush(self, last: ConnectResponse | None = None) -> None: ...
 
     async def decide(self, request: DecisionRequest, timeout: float) -> DecisionReply: ...
+
+
+@runtime_checkable
+class ObservingSeat(Protocol):
+    """A seat that can be handed the engine's Observation itself (a bot in this process
+    that decides from it): no DecisionRequest is built for it, and with
+    ``wants_events`` false no event messages either."""
+
+    observes: bool  # act() may stand for decide()
+    wants_events: bool  # the bot does something with HandStart and GameEvent messages
+
+    async def act(self, obs: Observation) -> Action: ...
 
 
 def forfeit_places(config: RulesConfig, scores: Sequence[int], loser: int) -> tuple[
@@ -114,6 +127,12 @@ class GameRunner:
         self._request_id = 0  # the last request's id (ids are numbered per stream)
         self._cursor = (0, 0)
         self._tricks_in_hand = 0
+        # Seats handed the Observation itself, and the seats that get event messages.
+        self._observers: list[ObservingSeat | None] = [
+            s if isinstance(s, ObservingSeat) and s.observes else None for s in self.seats]
+        self._listening = [not isinstance(s, ObservingSeat) or s.wants_events
+                           for s in self.seats]
+        self._listeners = [i for i, on in enumerate(self._listening) if on]
 
     # ------------------------------------------------------------------ sending
     def _post(self, seat: int, msg: ConnectResponse) -> None:
@@ -130,22 +149,26 @@ class GameRunner:
         ``game.scores`` is the score before any DEAL event queued here."""
         game = self.game
         events, self._cursor = game.new_events(self._cursor)
-        seats = range(len(self.seats))
+        listeners, listening = self._listeners, self._listening
         for hi, ev in events:
             kind = ev.kind
+            to = ev.to
             if kind is EventKind.DEAL:
-                assert ev.to is not None
+                assert to is not None
                 self._tricks_in_hand = 0
-                self._post(ev.to, messages.hand_start(game.hands[hi], ev.to, hi,
-                                                      game.scores))
+                if listening[to]:
+                    self._post(to, messages.hand_start(game.hands[hi], to, hi, game.scores))
                 continue
             if kind is EventKind.TRICK:
                 self._tricks_in_hand += 1
+            targets = listeners if to is None else (to,) if listening[to] else ()
+            if not targets:
+                continue
             msg = messages.game_event(hi, ev, trick_number=self._tricks_in_hand,
                                       scores=game.scores)
             if msg is None:
                 continue
-            for s in (seats if ev.to is None else (ev.to,)):
+            for s in targets:
                 self._post(s, msg)
 
     # ------------------------------------------------------------------ playing
@@ -213,18 +236,21 @@ class GameRunner:
         budget = self.tc.per_decision + self._banks[seat]
         self._request_id = session.new_request_id()
         obs = game.observation(seat)
-        request = convert.decision_request_to_pb(
+        observer = self._observers[seat]
+        request = None if observer is not None else convert.decision_request_to_pb(
             self._request_id, obs, int(budget * 1000), int(self._banks[seat] * 1000))
         t0 = time.monotonic()
         cpu0 = self._cpu(seat)
         fault_kind: FaultKind | None = None
         detail = ""
         reply = None
+        action = None
         try:
-            if cpu0 is None:
-                reply = await session.decide(request, budget)
-            else:
-                reply = await self._decide_on_cpu(seat, request, budget, cpu0)
+            if request is not None:
+                reply = await (session.decide(request, budget) if cpu0 is None
+                               else self._decide_on_cpu(seat, request, budget, cpu0))
+            elif observer is not None:  # in process: the Observation the request would carry
+                action = await observer.act(obs)
         except BotTimeoutError as e:
             fault_kind, detail = FaultKind.TIMEOUT, str(e)
         except BotTerminatedError as e:
@@ -242,18 +268,16 @@ class GameRunner:
         over = elapsed - self.tc.per_decision
         if over > 0:
             self._banks[seat] = max(0.0, self._banks[seat] - over)
-        action = None
         if reply is not None:
             try:
                 action = convert.action_from_pb(reply.action)
             except ProtocolViolation as e:
                 fault_kind, detail = FaultKind.PROTOCOL_VIOLATION, str(e)
-            else:
-                if action not in obs.legal_actions:
-                    fault_kind = FaultKind.ILLEGAL_ACTION
-                    detail = (f"{action} is not legal; legal: "
-                              f"{', '.join(str(a) for a in obs.legal_actions)}")
-                    action = None
+        if action is not None and action not in obs.legal_actions:
+            fault_kind = FaultKind.ILLEGAL_ACTION
+            detail = (f"{action} is not legal; legal: "
+                      f"{', '.join(str(a) for a in obs.legal_actions)}")
+            action = None
         if fault_kind is None:
             return action, None
         return None, Fault(seat, self.names[seat], fault_kind, detail,

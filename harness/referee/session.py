@@ -237,7 +237,9 @@ class Session:
         else one message at a time. A bot that does not read its stream (so that writes
         block) for ``timeout`` seconds is disconnected."""
         try:
-            await asyncio.wait_for(self._flush(last), timeout)
+            # asyncio.timeout, not wait_for: no task per write (one per decision).
+            async with asyncio.timeout(timeout):
+                await self._flush(last)
         except TimeoutError:
             self.close(f"the bot did not read its stream for {timeout:g}s")
             raise BotTerminatedError(f"{self.slot.name}: stream closed "

@@ -61,7 +61,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -141,18 +141,48 @@ class Bot:
         return self.choose(obs, legal)
 
     def decide(self, request: DecisionRequest, rules: RulesConfig | None) -> Action:
-        obs = convert.observation_from_pb(request.observation, request.legal_actions)
-        handler = {
-            Phase.NAME_TRUMP: self.name_trump,
-            Phase.BID_ROUND_1: self.bid_round_1,
-            Phase.DEALER_PICKUP: self.dealer_pickup,
-            Phase.DEALER_DISCARD: self.dealer_discard,
-            Phase.BID_ROUND_2: self.bid_round_2,
-            Phase.GO_ALONE: self.go_alone,
-            Phase.DUMMY_DISCARD: self.dummy_discard,
-            Phase.PLAY: self.play,
-        }[obs.phase]
+        """The action for a request off the wire: its Observation, given to :meth:`act`.
+        A bot may override this to work on the message itself (a bot that needs no
+        observation can skip decoding it); if it also overrides :meth:`act` to the same
+        effect, in-process play still hands it the engine's Observation directly (see
+        :func:`takes_observations`)."""
+        return self.act(convert.observation_from_pb(request.observation,
+                                                    request.legal_actions))
+
+    def act(self, obs: Observation) -> Action:
+        """The action for one decision, from the seat's Observation (its legal actions
+        included): the per-kind method of its phase, which falls back to :meth:`choose`."""
+        handler: Callable[[Observation, Sequence[Action]], Action] = getattr(
+            self, _HANDLERS[obs.phase])
         return handler(obs, list(obs.legal_actions))
+
+
+# The Bot method that takes each decision kind.
+_HANDLERS: dict[Phase, str] = {
+    Phase.NAME_TRUMP: "name_trump",
+    Phase.BID_ROUND_1: "bid_round_1",
+    Phase.DEALER_PICKUP: "dealer_pickup",
+    Phase.DEALER_DISCARD: "dealer_discard",
+    Phase.BID_ROUND_2: "bid_round_2",
+    Phase.GO_ALONE: "go_alone",
+    Phase.DUMMY_DISCARD: "dummy_discard",
+    Phase.PLAY: "play",
+}
+
+
+def takes_observations(bot: Bot) -> bool:
+    """Whether ``bot`` decides from the Observation alone (:meth:`Bot.act`): true unless it
+    overrides :meth:`Bot.decide` and not :meth:`Bot.act`. In-process play then gives it
+    the engine's Observation, the very one the wire message would have carried, without
+    building and decoding the message."""
+    cls = type(bot)
+    return cls.decide is Bot.decide or cls.act is not Bot.act
+
+
+def listens_to_events(bot: Bot) -> bool:
+    """Whether ``bot`` overrides :meth:`Bot.on_event` (in-process play builds no event
+    messages for a bot that ignores them)."""
+    return type(bot).on_event is not Bot.on_event
 
 
 async def play_session(bot: Bot, address: str, token: str,

@@ -1,0 +1,84 @@
+"""A bot that stops reading its stream: the referee's write to it blocks, and after the
+write timeout the session closes as a disconnect, without disturbing the game's task
+(the timeout is ``asyncio.timeout`` around the write, not a task per write).
+
+The blocked write is a stand-in context whose ``write`` never completes: over a real
+stream that takes tens of kilobytes of unread messages (HTTP/2 flow control), which no
+game sends one bot."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+import grpc
+import pytest
+
+from harness.errors import BotTerminatedError
+from harness.protocol import messages
+from harness.referee.session import Session, SlotRegistry
+
+
+class StuckContext:
+    """A ServicerContext whose writes never complete (a peer that does not read)."""
+
+    def __init__(self) -> None:
+        self.started = 0
+        self.cancelled = 0
+
+    async def write(self, message: Any) -> None:
+        self.started += 1
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+
+
+def test_a_write_that_blocks_closes_the_session_after_the_timeout() -> None:
+    async def main() -> None:
+        context = StuckContext()
+        slot = SlotRegistry().add("deaf", 0)
+        session = Session(cast(grpc.aio.ServicerContext[Any, Any], context), slot,
+                          "deaf", "1", "test", bundles=True)
+        session.post(messages.shutdown("one"))
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        with pytest.raises(BotTerminatedError, match="did not read its stream"):
+            await session.flush(messages.shutdown("two"), timeout=0.2)
+        assert loop.time() - started >= 0.2
+        assert session.closed.is_set()
+        assert "did not read its stream for 0.2s" in session.close_reason
+        assert (context.started, context.cancelled) == (1, 1)  # the write was abandoned
+        # The caller's task was not left cancelled by the timeout: it carries on.
+        task = asyncio.current_task()
+        assert task is not None and task.cancelling() == 0
+        await asyncio.sleep(0)
+        # A closed session refuses further writes at once.
+        with pytest.raises(BotTerminatedError, match="stream closed"):
+            await session.flush(messages.shutdown("three"), timeout=5.0)
+        assert context.started == 1
+
+    asyncio.run(main())
+
+
+def test_a_write_that_completes_in_time_is_not_cut() -> None:
+    class SlowContext:
+        def __init__(self) -> None:
+            self.written: list[Any] = []
+
+        async def write(self, message: Any) -> None:
+            await asyncio.sleep(0.05)
+            self.written.append(message)
+
+    async def main() -> None:
+        context = SlowContext()
+        session = Session(cast(grpc.aio.ServicerContext[Any, Any], context),
+                          SlotRegistry().add("slow", 0), "slow", "1", "test", bundles=True)
+        session.post(messages.shutdown("one"))
+        await session.flush(messages.shutdown("two"), timeout=5.0)
+        assert not session.closed.is_set()
+        [bundle] = context.written  # both in one Bundle
+        assert [m.shutdown.reason for m in bundle.bundle.messages] == ["one", "two"]
+
+    asyncio.run(main())
