@@ -85,7 +85,14 @@ def shutdown(reason: str, *, restarting: bool = False) -> rpb.ConnectResponse:
 
 def bundle(messages: Sequence[rpb.ConnectResponse]) -> rpb.ConnectResponse:
     """Several messages in one, for a bot that takes Bundles."""
-    return rpb.ConnectResponse(bundle=rpb.Bundle(messages=messages))
+    # Each message copied once, into place (building a Bundle and then the response
+    # from it copies everything twice: about twice the time, once per decision).
+    response = rpb.ConnectResponse()
+    response.bundle.SetInParent()  # a Bundle even with no messages
+    add = response.bundle.messages.add
+    for message in messages:
+        add().CopyFrom(message)
+    return response
 
 
 def game_start(game_id: str, rules: RulesConfig | pb.RulesOptions, seat: int,
