@@ -2,6 +2,7 @@
 
     python bench/referee.py [--games 40] [--runs 3] [--concurrency 1,2,4] [--tc 1.0+10]
                             [--pingpong-n 2000] [--profile] [--json PATH]
+    python bench/referee.py --runner-alone GAMES [--runs 3]
 
 An :class:`~harness.referee.arena.Arena` (the real referee: gRPC server, sessions, game
 runner) with ``4 x max(--concurrency)`` local ``python -m sample_bots.random_bot``
@@ -26,6 +27,11 @@ medians over ``--runs`` are printed.
 ``--profile`` then plays one more K = 1 match of ``--games`` games under ``cProfile``
 (main thread, where all of the referee's Python runs) and prints the top functions by
 cumulative and by own time, per decision.
+
+``--runner-alone GAMES`` times only the game runner, rules and messages, without gRPC or
+bot processes: GAMES games between stand-in seats that answer at once with a seeded
+random legal action and bundle like a bundling session (the referee's cost per decision
+that is not the transport).
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ import logging
 import os
 import platform
 import pstats
+import random
 import statistics
 import sys
 import tempfile
@@ -58,7 +65,9 @@ import grpc  # noqa: E402
 from pingpong import GrpcPingPong, RunStats, message_sizes  # noqa: E402
 
 from harness._generated.euchre.v1 import referee_pb2 as rpb  # noqa: E402
+from harness.protocol import messages  # noqa: E402
 from harness.referee.arena import Arena  # noqa: E402
+from harness.referee.match import GameRunner  # noqa: E402
 from harness.referee.outcome import GameResult, Termination, TimeControl  # noqa: E402
 from harness.referee.pool import Entrant  # noqa: E402
 from harness.referee.process import BotCommand  # noqa: E402
@@ -141,6 +150,57 @@ async def play_lanes(arena: Arena, k: int, games: int, tc: TimeControl, tag: str
     return MatchStats(k, len(results), len(decision_us), wall, cpu, main_cpu, dict(WRITES),
                       dict(faults), sum(r.termination is not Termination.NORMAL
                                         for r in results), decision_us)
+
+
+# ------------------------------------------------------------------ the game alone
+
+
+class InstantSeat:
+    """A seat that answers at once with a random legal action (seeded): what the game
+    runner costs without a transport. It queues and bundles like a bundling session
+    (the Bundle is built, sized and dropped)."""
+
+    bundles = True
+    violated = False
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self._outbox: list[rpb.ConnectResponse] = []
+        self._request_id = 0
+
+    def new_request_id(self) -> int:
+        self._request_id += 1
+        return self._request_id
+
+    def post(self, message: rpb.ConnectResponse) -> None:
+        self._outbox.append(message)
+
+    async def flush(self, last: rpb.ConnectResponse | None = None) -> None:
+        queued, self._outbox = self._outbox, []
+        if last is not None:
+            queued.append(last)
+        if len(queued) > 1:
+            messages.bundle(queued).ByteSize()
+        elif queued:
+            queued[0].ByteSize()
+
+    async def decide(self, request: rpb.DecisionRequest, timeout: float) -> rpb.DecisionReply:
+        await self.flush(messages.decision_request(request))
+        return rpb.DecisionReply(request_id=request.request_id,
+                                 action=self.rng.choice(request.legal_actions))
+
+
+async def runner_alone(games: int, tc: TimeControl) -> tuple[int, float]:
+    """Decisions and CPU seconds of ``games`` four-handed games between instant seats."""
+    decisions = 0
+    cpu0 = time.process_time()
+    for seed in range(games):
+        rng = random.Random(seed)
+        result = await GameRunner(f"alone-{seed}", RulesConfig(), seed,
+                                  [InstantSeat(rng) for _ in range(4)], [BOT] * 4,
+                                  time_control=tc).play()
+        decisions += len(result.record["decision_ms"])
+    return decisions, time.process_time() - cpu0
 
 
 # ------------------------------------------------------------------ profile
@@ -346,8 +406,22 @@ def main(argv: Sequence[str] | None = None) -> None:
                     help="profile one more K=1 match with cProfile and print the top")
     ap.add_argument("--profile-top", type=int, default=25)
     ap.add_argument("--json", type=Path, help="also write the figures here")
+    ap.add_argument("--runner-alone", type=int, metavar="GAMES", default=0,
+                    help="only time the game runner, rules and messages without a "
+                         "transport: GAMES games between seats that answer at once, "
+                         "in this process (CPU us per decision, median of --runs)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
+    if args.runner_alone:
+        tc = TimeControl.parse(args.tc)
+        per = []
+        for _ in range(args.runs):
+            decisions, cpu = asyncio.run(runner_alone(args.runner_alone, tc))
+            per.append(cpu / decisions * 1e6)
+        print(f"game runner alone: {statistics.median(per):.1f} us CPU per decision "
+              f"(median of {args.runs}: {', '.join(f'{x:.1f}' for x in per)}; "
+              f"{decisions} decisions a run)")
+        return
     levels = sorted({int(x) for x in args.concurrency.split(",")})
     t0 = time.perf_counter()
     out = asyncio.run(run(args))

@@ -642,11 +642,11 @@ def test_status_messages() -> None:
 def test_bundle_holds_copies_of_the_messages_in_order() -> None:
     game = Game(RulesConfig(), 5)
     obs = game.observation(game.current or 0)
-    inner = [messages.shutdown("a"),
-             messages.game_event(0, Event(EventKind.PLAY, 1, None, (obs.hand[0],))),
+    play = messages.game_event(0, Event(EventKind.PLAY, 1, None, (obs.hand[0],)))
+    assert play is not None
+    inner = [messages.shutdown("a"), play,
              messages.decision_request(convert.decision_request_to_pb(3, obs, 900, 800))]
-    assert all(m is not None for m in inner)
-    built = messages.bundle([m for m in inner if m is not None])
+    built = messages.bundle(inner)
     assert built == rpb.ConnectResponse(bundle=rpb.Bundle(messages=inner))
     assert list(built.bundle.messages) == inner
     inner[0].shutdown.reason = "changed later"  # a copy: the bundle keeps what was sent

@@ -128,10 +128,9 @@ class GameRunner:
         self._cursor = (0, 0)
         self._tricks_in_hand = 0
         # Seats handed the Observation itself, and the seats that get event messages.
-        self._observers: list[ObservingSeat | None] = [
-            s if isinstance(s, ObservingSeat) and s.observes else None for s in self.seats]
-        self._listening = [not isinstance(s, ObservingSeat) or s.wants_events
-                           for s in self.seats]
+        observing = [s if isinstance(s, ObservingSeat) else None for s in self.seats]
+        self._observers = [s if s is not None and s.observes else None for s in observing]
+        self._listening = [s is None or s.wants_events for s in observing]
         self._listeners = [i for i, on in enumerate(self._listening) if on]
 
     # ------------------------------------------------------------------ sending

@@ -19,6 +19,12 @@ them as ``self.rules``::
     if __name__ == "__main__":
         run(First())
 
+Underneath, :meth:`Bot.decide` turns the wire's ``DecisionRequest`` into the Observation
+and calls :meth:`Bot.act`, which picks the per-kind method. In-process play
+(:mod:`harness.referee.inprocess`) calls ``act`` with the engine's own Observation and
+skips the message, unless the bot overrides ``decide`` and not ``act``
+(:func:`takes_observations`).
+
 :func:`run` reads the referee's address and the bot's token from the environment
 (``EUCHRE_REFEREE_ADDRESS``, ``EUCHRE_BOT_TOKEN``) or from ``--address``/``--token``
 (``HOST:PORT``, or ``unix:PATH`` for a Unix socket, as a boxed bot dials its referee),
