@@ -28,10 +28,10 @@ medians over ``--runs`` are printed.
 (main thread, where all of the referee's Python runs) and prints the top functions by
 cumulative and by own time, per decision.
 
-``--runner-alone GAMES`` times only the game runner, rules and messages, without gRPC or
-bot processes: GAMES games between stand-in seats that answer at once with a seeded
-random legal action and bundle like a bundling session (the referee's cost per decision
-that is not the transport).
+``--runner-alone GAMES`` times the referee without gRPC or bot processes: GAMES games
+through the game runner and real sessions whose streams are stand-ins that drop every
+write and answer each decision request at once with a seeded random legal action (the
+referee's cost per decision that is not the transport).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 ROOT = Path(__file__).resolve().parent.parent
 for p in (ROOT, ROOT / "bench"):
@@ -65,13 +65,12 @@ import grpc  # noqa: E402
 from pingpong import GrpcPingPong, RunStats, message_sizes  # noqa: E402
 
 from harness._generated.euchre.v1 import referee_pb2 as rpb  # noqa: E402
-from harness.protocol import messages  # noqa: E402
 from harness.referee.arena import Arena  # noqa: E402
 from harness.referee.match import GameRunner  # noqa: E402
 from harness.referee.outcome import GameResult, Termination, TimeControl  # noqa: E402
 from harness.referee.pool import Entrant  # noqa: E402
 from harness.referee.process import BotCommand  # noqa: E402
-from harness.referee.session import Session  # noqa: E402
+from harness.referee.session import Session, SlotRegistry  # noqa: E402
 from harness.rules import RulesConfig  # noqa: E402
 
 BOT = "random"
@@ -155,49 +154,45 @@ async def play_lanes(arena: Arena, k: int, games: int, tc: TimeControl, tag: str
 # ------------------------------------------------------------------ the game alone
 
 
-class InstantSeat:
-    """A seat that answers at once with a random legal action (seeded): what the game
-    runner costs without a transport. It queues and bundles like a bundling session
-    (the Bundle is built, sized and dropped)."""
-
-    bundles = True
-    violated = False
+class InstantContext:
+    """Stands in for a bot's stream under a real :class:`Session`: every write is
+    dropped, and a decision request (alone or last in a Bundle) is answered at once with
+    a seeded random legal action, handed to the session on the loop's next turn as its
+    reader task would."""
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
-        self._outbox: list[rpb.ConnectResponse] = []
-        self._request_id = 0
+        self.session: Session | None = None
 
-    def new_request_id(self) -> int:
-        self._request_id += 1
-        return self._request_id
-
-    def post(self, message: rpb.ConnectResponse) -> None:
-        self._outbox.append(message)
-
-    async def flush(self, last: rpb.ConnectResponse | None = None) -> None:
-        queued, self._outbox = self._outbox, []
-        if last is not None:
-            queued.append(last)
-        if len(queued) > 1:
-            messages.bundle(queued).ByteSize()
-        elif queued:
-            queued[0].ByteSize()
-
-    async def decide(self, request: rpb.DecisionRequest, timeout: float) -> rpb.DecisionReply:
-        await self.flush(messages.decision_request(request))
-        return rpb.DecisionReply(request_id=request.request_id,
-                                 action=self.rng.choice(request.legal_actions))
+    async def write(self, message: rpb.ConnectResponse) -> None:
+        if message.WhichOneof("payload") == "bundle":
+            message = message.bundle.messages[-1]
+        if message.WhichOneof("payload") == "decision_request" and self.session is not None:
+            request = message.decision_request
+            reply = rpb.DecisionReply(request_id=request.request_id,
+                                      action=self.rng.choice(request.legal_actions))
+            asyncio.get_running_loop().call_soon(self.session.on_reply, reply)
 
 
 async def runner_alone(games: int, tc: TimeControl) -> tuple[int, float]:
-    """Decisions and CPU seconds of ``games`` four-handed games between instant seats."""
+    """Decisions and CPU seconds of ``games`` four-handed games through real sessions on
+    stand-in streams that answer at once."""
+    registry = SlotRegistry()
+    contexts: list[InstantContext] = []
+    sessions: list[Session] = []
+    for seat in range(4):
+        context = InstantContext(random.Random(seat))
+        slot = registry.add(BOT, seat)
+        context.session = Session(cast(Any, context), slot, BOT, "1", "bench", bundles=True)
+        contexts.append(context)
+        sessions.append(context.session)
     decisions = 0
     cpu0 = time.process_time()
     for seed in range(games):
-        rng = random.Random(seed)
-        result = await GameRunner(f"alone-{seed}", RulesConfig(), seed,
-                                  [InstantSeat(rng) for _ in range(4)], [BOT] * 4,
+        for seat, context in enumerate(contexts):
+            context.rng.seed(seed * 4 + seat)
+            sessions[seat].slot.game_id = f"alone-{seed}"
+        result = await GameRunner(f"alone-{seed}", RulesConfig(), seed, sessions, [BOT] * 4,
                                   time_control=tc).play()
         decisions += len(result.record["decision_ms"])
     return decisions, time.process_time() - cpu0
@@ -407,9 +402,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--profile-top", type=int, default=25)
     ap.add_argument("--json", type=Path, help="also write the figures here")
     ap.add_argument("--runner-alone", type=int, metavar="GAMES", default=0,
-                    help="only time the game runner, rules and messages without a "
-                         "transport: GAMES games between seats that answer at once, "
-                         "in this process (CPU us per decision, median of --runs)")
+                    help="only time the referee without a transport: GAMES games through "
+                         "real sessions on stand-in streams that answer at once, in this "
+                         "process (CPU us per decision, median of --runs)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     if args.runner_alone:
@@ -418,7 +413,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         for _ in range(args.runs):
             decisions, cpu = asyncio.run(runner_alone(args.runner_alone, tc))
             per.append(cpu / decisions * 1e6)
-        print(f"game runner alone: {statistics.median(per):.1f} us CPU per decision "
+        print(f"referee without a transport: {statistics.median(per):.1f} us CPU per decision "
               f"(median of {args.runs}: {', '.join(f'{x:.1f}' for x in per)}; "
               f"{decisions} decisions a run)")
         return
