@@ -52,7 +52,15 @@ from harness.ladder.uploads import DEFAULT_MAX_BYTES, Uploads
 from harness.protocol import ladder as lp
 from harness.protocol.tls import ServerTLS
 from harness.referee.arena import Arena, forfeit_result
-from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, Termination, TimeControl
+from harness.referee.outcome import (
+    FATAL,
+    Fault,
+    FaultKind,
+    FaultPolicy,
+    GameResult,
+    Termination,
+    TimeControl,
+)
 from harness.referee.pool import Entrant, Instance
 from harness.referee.session import Session, Slot
 from harness.results.rows import to_row
@@ -68,8 +76,6 @@ log = logging.getLogger("euchre.ladder")
 
 HOUSE_OWNER = "house"
 """The owner recorded for house bots in the registry."""
-
-_FATAL = frozenset({FaultKind.DISCONNECT, FaultKind.CRASH, FaultKind.STARTUP_FAILURE})
 
 
 @dataclass(frozen=True)
@@ -360,8 +366,9 @@ class LadderRuntime:
                 progress.cut_short(f"{', '.join(left)}: not connected")
                 seat = game.seats.index(left[0])
                 result = forfeit_result(
-                    game.key, s.rules, game.seed, game.seats, seat, FaultKind.DISCONNECT,
-                    f"left before table {game.table} of its deal set was played",
+                    game.key, s.rules, game.seed, game.seats, Fault(
+                        seat, left[0], FaultKind.DISCONNECT,
+                        f"left before table {game.table} of its deal set was played"),
                     s.time_control, s.fault_policy)
             else:
                 try:
@@ -378,7 +385,7 @@ class LadderRuntime:
                     break
                 result = played
             self._record(deal_set, game, result, progress)
-            fatal = [f for f in result.faults if f.kind in _FATAL]
+            fatal = [f for f in result.faults if f.kind in FATAL]
             if fatal and progress.next_table() is not None:  # its next table: it is back,
                 progress.cut_short(f"{fatal[0].bot}: {fatal[0].kind.value}")  # or forfeits
         self.sets.finish(progress)

@@ -394,10 +394,8 @@ def startup_failure_reason(bot: str, result: GameResult) -> str:
     """Why ``bot`` did not start in ``result`` (a game it forfeited by a start-up
     failure), on one line: e.g. "exited with code 1 before the handshake; its log PATH
     ends: ModuleNotFoundError: No module named 'grpc'"."""
-    detail = next(f.detail for f in result.faults
-                  if f.kind is FaultKind.STARTUP_FAILURE and f.bot == bot)
-    why = detail.split("startup_failure: ", 1)[-1].splitlines()[0]
-    return why.removeprefix(f"{bot}: ")
+    return next(f.explained() for f in result.faults
+                if f.kind is FaultKind.STARTUP_FAILURE and f.bot == bot)
 
 
 def startup_failures_message(bot: str, times: int, result: GameResult, *, on: str = "",
