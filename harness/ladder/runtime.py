@@ -22,6 +22,13 @@ ladder marks sets left in progress as cut short, rebuilds the ratings from every
 game (as the running ladder counted each the moment it was stored) and the pairing
 counts from the sets; games in flight at the crash were never
 stored and are not rated.
+
+Nothing blocks the loop that times the bots. The games and the sets are written on one
+thread of their own, in order (:class:`~harness.storage.serial.SerialThread`), through
+connections of their own (a slow commit never holds the lock the loop's reads take);
+the ratings count each stored game and refit on another thread, so a refit of a large
+ladder never delays the reading of a bot's reply. A game counts as stored once its write
+has returned; a write handed to the thread always runs, even if its set is cancelled.
 """
 
 from __future__ import annotations
@@ -68,6 +75,7 @@ from harness.rules.config import RulesConfig
 from harness.storage.ladder import LadderStore
 from harness.storage.lock import exclusive_writer
 from harness.storage.results import ResultsStore
+from harness.storage.serial import SerialThread
 from harness.tournament.schedule import ScheduledGame
 
 __all__ = ["HOUSE_OWNER", "LadderRuntime", "LadderSettings"]
@@ -150,13 +158,19 @@ class LadderRuntime:
         self.on_listen = on_listen
         self.store = LadderStore(settings.store)
         self.results = ResultsStore(settings.store)
+        # The writer's own connections, used on its thread only (and by reads that run
+        # on threads), so that a slow commit never holds a lock the loop waits for.
+        self._results_out = ResultsStore(settings.store)
+        self._store_out = LadderStore(settings.store)
+        self._writer = SerialThread("ladder-store")
+        self._fitter = SerialThread("ladder-ratings")
         self.registry = Registry(self.store)
         self.uploads = Uploads(self.store, max_bytes=settings.upload_max_bytes)
         self.hosting = Hosting(self.uploads, self.registry, settings.rules, settings.build,
                                on_ready=self.wake)
-        self.sets = SetLog(self.store)
+        self.sets = SetLog(self._store_out)
         self.quarantine = Quarantine(self.store, settings.quarantine)
-        self.ratings = LadderRatings(self.store, every_games=settings.refresh_games,
+        self.ratings = LadderRatings(self._store_out, every_games=settings.refresh_games,
                                      every_seconds=settings.refresh_seconds)
         self.matchmaker = Matchmaker(settings.rules.form, partnerships=settings.partnerships,
                                      seed=secret_seed(self.store.deal_key(), settings.seed),
@@ -328,12 +342,13 @@ class LadderRuntime:
         return [b for b, seats in deal_set.seats.items() if arena.pool.entrants[b].remote
                 and sum(1 for i in arena.pool.instances(b) if i.slot.live) < seats]
 
-    def _record(self, deal_set: DealSet, game: ScheduledGame, result: GameResult,
-                progress: SetProgress) -> None:
-        """Store a finished game and count it at once: ratings, quarantine, events."""
+    async def _record(self, deal_set: DealSet, game: ScheduledGame, result: GameResult,
+                      progress: SetProgress) -> None:
+        """Store a finished game (on the writer's thread) and count it once stored:
+        ratings (on theirs), quarantine, events."""
         row = to_row(self.settings.ladder_id, game, result)
-        self.results.record_game(row)
-        self.ratings.add_games([row])
+        await self._writer.run(self._results_out.record_game, row)
+        self._fitter.submit(self.ratings.add_games, [row])
         self.events.publish(lp.WatchLadderResponse(
             game_finished=lp.GameFinished(game=game_message(row))))
         progress.finish(game.table, forfeit=result.termination is Termination.FORFEIT)
@@ -351,7 +366,7 @@ class LadderRuntime:
         leaving never un-plays a game."""
         s = self.settings
         progress = SetProgress(deal_set)
-        self.sets.start(deal_set)
+        await self._writer.run(self.sets.start, deal_set)
         for game in deal_set.games:
             if self.stop.is_set():
                 progress.cut_short("the ladder stopped")
@@ -384,12 +399,12 @@ class LadderRuntime:
                         f"lost the Dask cluster at {self.cluster.where if self.cluster else '?'}")
                     break
                 result = played
-            self._record(deal_set, game, result, progress)
+            await self._record(deal_set, game, result, progress)
             fatal = [f for f in result.faults if f.kind in FATAL]
             if fatal and progress.next_table() is not None:  # its next table: it is back,
                 progress.cut_short(f"{fatal[0].bot}: {fatal[0].kind.value}")  # or forfeits
-        self.sets.finish(progress)
-        self.refresh_ratings()
+        await self._writer.run(self.sets.finish, progress)
+        await self.refresh_ratings()
 
     def _start(self, arena: Arena, deal_set: DealSet, on_cluster: bool) -> None:
         task = asyncio.ensure_future(self._play_set(arena, deal_set, on_cluster))
@@ -433,7 +448,11 @@ class LadderRuntime:
         """Play until ``stop`` is set; running sets are then interrupted (cut short).
         One ladder at a time per store: a second process is refused (StoreError)."""
         with exclusive_writer(self.settings.store, "ladder"):
-            await self._run()
+            try:
+                await self._run()
+            finally:  # every write handed over is done before the lock is released
+                await asyncio.to_thread(self._writer.close)
+                await asyncio.to_thread(self._fitter.close)
 
     async def _run(self) -> None:
         s = self.settings
@@ -485,7 +504,7 @@ class LadderRuntime:
                 while not self.stop.is_set():
                     self._sync_entrants(arena)
                     self._match(arena)
-                    self.refresh_ratings()  # games not fitted yet, once it is due
+                    await self.refresh_ratings()  # games not fitted yet, once it is due
                     self._wake.clear()
                     waker = asyncio.ensure_future(self._wake.wait())
                     await asyncio.wait((stopper, waker), timeout=s.poll_seconds,
@@ -511,11 +530,14 @@ class LadderRuntime:
         """Look for games to start now (a bot was registered, restored or lifted)."""
         self._wake.set()
 
-    def refresh_ratings(self, *, force: bool = False) -> None:
-        """Refit the ratings if due (or ``force``); a refit that moves any bot's line
-        is published as a rating-changed event with the lines that moved."""
+    async def refresh_ratings(self, *, force: bool = False) -> None:
+        """Refit the ratings if due (or ``force``), on the ratings' thread; a refit that
+        moves any bot's line is published as a rating-changed event with the lines that
+        moved. Once the ladder has stopped (no bot is timed any more), it refits here."""
         before = self.ratings.current
-        if self.ratings.refresh(force=force) is before:
+        refit = (self.ratings.refresh(force=force) if self._fitter.closed
+                 else await self._fitter.run(self.ratings.refresh, force=force))
+        if refit is before:
             return
         moved = []
         for line in standings(self):
@@ -530,6 +552,9 @@ class LadderRuntime:
                 rating_changed=lp.RatingChanged(standings=moved)))
 
     def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.results.close()
+        self._writer.close()
+        self._fitter.close()
+        for store in (self.results, self._results_out, self._store_out):
+            with contextlib.suppress(Exception):
+                store.close()
         self.store.close()

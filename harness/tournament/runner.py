@@ -9,6 +9,10 @@ remote bot nobody started) stops the run with :class:`StartupFailuresError`; the
 it forfeited in that streak are not stored, so they are played again on resume. A bot
 that started in this run and then fails to show up left: those forfeits are stored at
 once (leaving never un-plays a game). Every count the run reports is of stored games.
+
+The games are stored on a thread of their own (:class:`~harness.storage.serial.
+SerialThread`), in the order they ended, so that a slow disk never holds up the loop
+that times the bots' decisions; a game is counted once its write has returned.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from harness.referee.server import RefereeServer
 from harness.results.rows import to_row
 from harness.storage.lock import exclusive_writer
 from harness.storage.results import GameRow, ResultsStore
+from harness.storage.serial import SerialThread
 from harness.tournament.config import TournamentConfig
 from harness.tournament.players import (
     GamePlayer,
@@ -154,6 +159,7 @@ class TournamentRunner:
         self._failure: str | None = None  # why the run stopped itself
         self._lost: ClusterError | None = None  # the cluster was lost
         self._player: GamePlayer | None = None  # while the games are being played
+        self._writer: SerialThread | None = None  # stores the games, while it runs
 
     @property
     def playing(self) -> bool:
@@ -179,9 +185,11 @@ class TournamentRunner:
             self._extend_if_only_games_grew(store)
             store.ensure_tournament(cfg.id, cfg.name, cfg.to_dict())
             store.set_status(cfg.id, "running")
+            self._writer = SerialThread(f"store-{cfg.id}")
             try:
                 await self._run(store)
             finally:
+                await asyncio.to_thread(self._writer.close)  # every game handed over
                 status = ("finished" if self.state.finished else "interrupted")
                 store.set_status(cfg.id, status)
         if self._failure is not None:
@@ -287,10 +295,20 @@ class TournamentRunner:
 
         streaks = _StartupStreaks(self.max_startup_failures or 1 << 62)
 
-        def store_games(played: Sequence[Played]) -> None:
-            """Store games and count them: ``state.done`` is what the store holds."""
+        writer = self._writer
+        assert writer is not None
+
+        def write(played: Sequence[Played]) -> None:
             for game, result in played:
                 store.record_game(to_row(cfg.id, game, result))
+
+        async def store_games(played: Sequence[Played]) -> None:
+            """Store games (on the writer's thread, in order) and count them once they
+            are stored: ``state.done`` is what the store holds."""
+            if not played:
+                return
+            await writer.run(write, played)
+            for _, result in played:
                 state.done += 1
                 state.faults.update(f.kind.value for f in result.faults)
 
@@ -326,7 +344,7 @@ class TournamentRunner:
                 if self._failure is not None:
                     continue  # the run is stopping: not stored, played again on resume
                 to_store, failing = streaks.add((game, result), where)
-                store_games(to_store)
+                await store_games(to_store)
                 if failing is not None:
                     self._stop_for(player, failing, result, where,
                                    left=failing in streaks.started)
@@ -358,7 +376,7 @@ class TournamentRunner:
                                f"run the same command again to resume")
         if self._failure is not None:
             return  # the held-back forfeits are dropped: played again on resume
-        store_games(streaks.release_all())
+        await store_games(streaks.release_all())
         state.status = fmt.status()
         state.finished = not self.stop.is_set() and state.interrupted == 0
         if self.on_progress:
