@@ -57,6 +57,16 @@ class SerialThread:
         self.closed = True
         self._pool.shutdown(wait=True)
 
+    async def aclose(self) -> None:
+        """:meth:`close` without holding up the loop; if the waiting task is cancelled,
+        it still waits (here, blocking) before the cancellation goes on, so that a store
+        is never closed under a write it was given."""
+        try:
+            await asyncio.shield(asyncio.to_thread(self.close))
+        except asyncio.CancelledError:
+            self.close()
+            raise
+
 
 def _log_failure(future: asyncio.Future[Any]) -> None:
     if not future.cancelled() and (error := future.exception()) is not None:

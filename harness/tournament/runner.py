@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.errors import ClusterError, ConfigError, StartupFailuresError
+from harness.errors import ClusterError, ConfigError, StartupFailuresError, StoreError
 from harness.referee.arena import Arena
 from harness.referee.inprocess import BotFactory
 from harness.referee.outcome import FaultKind, GameResult, Termination
@@ -189,7 +189,7 @@ class TournamentRunner:
             try:
                 await self._run(store)
             finally:
-                await asyncio.to_thread(self._writer.close)  # every game handed over
+                await self._writer.aclose()  # every game handed over is stored
                 status = ("finished" if self.state.finished else "interrupted")
                 store.set_status(cfg.id, status)
         if self._failure is not None:
@@ -298,23 +298,43 @@ class TournamentRunner:
         writer = self._writer
         assert writer is not None
 
+        failed: list[BaseException] = []  # on the writer's thread: the first failure
+
         def write(played: Sequence[Played]) -> None:
-            for game, result in played:
-                store.record_game(to_row(cfg.id, game, result))
+            """On the writer's thread. Once a write failed, nothing more is stored (the
+            run stops with that error; the games are played again on resume)."""
+            if failed:
+                raise StoreError(f"not stored after an earlier failure: {failed[0]}")
+            try:
+                for game, result in played:
+                    store.record_game(to_row(cfg.id, game, result))
+            except BaseException as e:
+                failed.append(e)
+                raise
+
+        broken = False  # a write failed: every worker stops, whatever it was awaiting
 
         async def store_games(played: Sequence[Played]) -> None:
             """Store games (on the writer's thread, in order) and count them once they
-            are stored: ``state.done`` is what the store holds."""
+            are stored: ``state.done`` is what the store holds. A write that fails stops
+            the run (its error is raised) even in a worker whose cancellation was lost."""
+            nonlocal broken
             if not played:
                 return
-            await writer.run(write, played)
+            try:
+                await writer.run(write, played)
+            except Exception:
+                broken = True
+                player.stop()
+                raise
             for _, result in played:
                 state.done += 1
                 state.faults.update(f.kind.value for f in result.faults)
 
         async def worker() -> None:
             nonlocal outstanding
-            while not self.stop.is_set() and self._failure is None and self._lost is None:
+            while (not self.stop.is_set() and self._failure is None and self._lost is None
+                   and not broken):
                 async with changed:
                     game = None if fmt.done() else next_game()
                     while (game is None and outstanding and not fmt.done()
@@ -341,7 +361,7 @@ class TournamentRunner:
                 if result.termination is Termination.INTERRUPTED:
                     state.interrupted += 1
                     continue  # not stored: played again on resume
-                if self._failure is not None:
+                if self._failure is not None or broken:
                     continue  # the run is stopping: not stored, played again on resume
                 to_store, failing = streaks.add((game, result), where)
                 await store_games(to_store)
