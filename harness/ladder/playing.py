@@ -4,7 +4,7 @@ ladder's referee or on the house cluster, and cuts the set short when it cannot 
 
 Crash safety. Every game is stored the moment it ends, every set when it starts and
 ends (:class:`~harness.ladder.sets.SetLog`), on the writer's thread and in order
-(:class:`~harness.storage.serial.SerialThread`), so a slow disk never delays the loop
+(:class:`~harness.competition.storing.GameWriter`), so a slow disk never delays the loop
 that times the bots; a game counts once its write has returned. A table a registered
 bot cannot sit at because it left is recorded as its forfeit, so leaving never un-plays
 a game.
@@ -17,6 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from harness.competition.storing import GameWriter
 from harness.errors import ClusterError
 from harness.ladder.cluster import HouseCluster
 from harness.ladder.events import LadderEvents
@@ -37,9 +38,7 @@ from harness.referee.outcome import (
     Termination,
     TimeControl,
 )
-from harness.results.rows import to_row
 from harness.rules.config import RulesConfig
-from harness.storage.results import ResultsStore
 from harness.storage.serial import SerialThread
 from harness.tournament.schedule import ScheduledGame
 
@@ -50,12 +49,11 @@ log = logging.getLogger("euchre.ladder")
 
 @dataclass
 class GameRecorder:
-    """Stores a finished game (``results``, on ``writer``'s thread) and counts it once
-    stored: the ratings (on ``fitter``'s thread), the quarantine and the events."""
+    """Stores a finished game (with ``writer``, as a tournament stores its games) and
+    counts it once stored: the ratings (on ``fitter``'s thread), the quarantine and the
+    events."""
 
-    ladder_id: str
-    results: ResultsStore
-    writer: SerialThread
+    writer: GameWriter
     ratings: LadderRatings
     fitter: SerialThread
     quarantine: Quarantine
@@ -63,8 +61,7 @@ class GameRecorder:
 
     async def record(self, deal_set: DealSet, game: ScheduledGame,
                      result: GameResult) -> None:
-        row = to_row(self.ladder_id, game, result)
-        await self.writer.run(self.results.record_game, row)
+        (row,) = await self.writer.store_games([(game, result)])
         self.fitter.submit(self.ratings.add_games, [row])
         self.events.publish(lp.WatchLadderResponse(
             game_finished=lp.GameFinished(game=game_message(row))))
@@ -89,7 +86,7 @@ class SetPlayer:
     stop: asyncio.Event
     seats: Seats
     sets: SetLog
-    writer: SerialThread
+    writer: GameWriter
     recorder: GameRecorder
     after_set: Callable[[], Awaitable[None]]
     cluster: HouseCluster | None = None

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.competition.storing import GameWriter
 from harness.errors import ConfigError
 from harness.ladder.cluster import RETRY_SECONDS, HouseCluster
 from harness.ladder.events import LadderEvents, StandingsChanges
@@ -139,7 +140,7 @@ class LadderRuntime:
         # on threads), so that a slow commit never holds a lock the loop waits for.
         self._results_out = ResultsStore(settings.store)
         self._store_out = LadderStore(settings.store)
-        self._writer = SerialThread("ladder-store")
+        self._writer = GameWriter(self._results_out, settings.ladder_id)
         self._fitter = SerialThread("ladder-ratings")
         self.registry = Registry(self.store)
         self.uploads = Uploads(self.store, max_bytes=settings.upload_max_bytes)
@@ -334,8 +335,8 @@ class LadderRuntime:
     def _player(self, arena: Arena) -> SetPlayer:
         """The set player of this run, with the ladder's pieces as they are now."""
         s = self.settings
-        recorder = GameRecorder(s.ladder_id, self._results_out, self._writer, self.ratings,
-                                self._fitter, self.quarantine, self.events)
+        recorder = GameRecorder(self._writer, self.ratings, self._fitter, self.quarantine,
+                                self.events)
         return SetPlayer(arena, s.rules, s.time_control, s.fault_policy, self.stop,
                          self.seats, self.sets, self._writer, recorder, self.refresh_ratings,
                          self.cluster)

@@ -10,9 +10,10 @@ it forfeited in that streak are not stored, so they are played again on resume. 
 that started in this run and then fails to show up left: those forfeits are stored at
 once (leaving never un-plays a game). Every count the run reports is of stored games.
 
-The games are stored on a thread of their own (:class:`~harness.storage.serial.
-SerialThread`), in the order they ended, so that a slow disk never holds up the loop
-that times the bots' decisions; a game is counted once its write has returned.
+The games are stored on a thread of their own, in the order they ended
+(:class:`~harness.competition.storing.GameWriter`, as the ladder stores its games), so
+that a slow disk never holds up the loop that times the bots' decisions; a game is
+counted once its write has returned, and once a write failed nothing more is stored.
 """
 
 from __future__ import annotations
@@ -25,15 +26,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.errors import ClusterError, ConfigError, StartupFailuresError, StoreError
+from harness.competition.storing import GameWriter
+from harness.errors import ClusterError, ConfigError, StartupFailuresError
 from harness.referee.arena import Arena
 from harness.referee.inprocess import BotFactory
 from harness.referee.outcome import FaultKind, GameResult, Termination
 from harness.referee.server import RefereeServer
-from harness.results.rows import to_row
 from harness.storage.lock import exclusive_writer
 from harness.storage.results import GameRow, ResultsStore
-from harness.storage.serial import SerialThread
 from harness.tournament.config import TournamentConfig
 from harness.tournament.players import (
     GamePlayer,
@@ -159,7 +159,7 @@ class TournamentRunner:
         self._failure: str | None = None  # why the run stopped itself
         self._lost: ClusterError | None = None  # the cluster was lost
         self._player: GamePlayer | None = None  # while the games are being played
-        self._writer: SerialThread | None = None  # stores the games, while it runs
+        self._writer: GameWriter | None = None  # stores the games, while it runs
 
     @property
     def playing(self) -> bool:
@@ -185,7 +185,7 @@ class TournamentRunner:
             self._extend_if_only_games_grew(store)
             store.ensure_tournament(cfg.id, cfg.name, cfg.to_dict())
             store.set_status(cfg.id, "running")
-            self._writer = SerialThread(f"store-{cfg.id}")
+            self._writer = GameWriter(store, cfg.id, stop_after_failure=True)
             try:
                 await self._run(store)
             finally:
@@ -297,21 +297,6 @@ class TournamentRunner:
 
         writer = self._writer
         assert writer is not None
-
-        failed: list[BaseException] = []  # on the writer's thread: the first failure
-
-        def write(played: Sequence[Played]) -> None:
-            """On the writer's thread. Once a write failed, nothing more is stored (the
-            run stops with that error; the games are played again on resume)."""
-            if failed:
-                raise StoreError(f"not stored after an earlier failure: {failed[0]}")
-            try:
-                for game, result in played:
-                    store.record_game(to_row(cfg.id, game, result))
-            except BaseException as e:
-                failed.append(e)
-                raise
-
         broken = False  # a write failed: every worker stops, whatever it was awaiting
 
         async def store_games(played: Sequence[Played]) -> None:
@@ -322,7 +307,7 @@ class TournamentRunner:
             if not played:
                 return
             try:
-                await writer.run(write, played)
+                await writer.store_games(played)
             except Exception:
                 broken = True
                 player.stop()
