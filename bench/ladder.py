@@ -20,6 +20,11 @@ process until ``--games`` games are stored. It reports:
   thread CPU time of those calls over the process CPU time of the run;
 * the standings answer (what ``ctl standings`` and the live page's JSON are built
   from), timed 40 times each while the ladder runs: median and 95th percentile;
+* the event loop's lag while the ladder plays: a task asks to wake every 10 ms and
+  records how late it woke; the median, 99th percentile and largest lag. The loop is the
+  one that times the bots' decisions, so its lag is time a bot could be charged for a
+  reply that had arrived (the store's writes and the ratings' refits run on threads of
+  their own to keep it small);
 * the peak resident memory of the ladder process.
 
 ``--stored N`` first writes ``N`` finished games (complete deal sets chosen by the
@@ -174,7 +179,23 @@ def store_games(path: Path, bots: int, games: int) -> None:
 
 
 def _p95(values: list[float]) -> float:
-    return sorted(values)[int(0.95 * (len(values) - 1))]
+    return _quantile(values, 0.95)
+
+
+def _quantile(values: list[float], q: float) -> float:
+    return sorted(values)[int(q * (len(values) - 1))]
+
+
+LAG_PERIOD = 0.01
+
+
+async def sample_lag(lags: list[float]) -> None:
+    """Append to ``lags``, every :data:`LAG_PERIOD`, how late the loop woke this task."""
+    loop = asyncio.get_running_loop()
+    while True:
+        due = loop.time() + LAG_PERIOD
+        await asyncio.sleep(LAG_PERIOD)
+        lags.append(max(0.0, loop.time() - due))
 
 
 def time_standings(runtime: LadderRuntime, runs: int = 40) -> tuple[list[float], list[float]]:
@@ -229,12 +250,17 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
     bots.stdin.close()
     stored = ratings.games  # restored from the store by now (the referee is listening)
     cpu0, wall0, games0 = time.process_time(), time.perf_counter(), 0
+    lags: list[float] = []
+    lagging = asyncio.ensure_future(sample_lag(lags))
     while ratings.games < stored + args.games and not ladder.done():
         await asyncio.sleep(0.5)
         if not games0 and ratings.games > stored:  # start the clock at the first game
             cpu0, wall0, games0 = time.process_time(), time.perf_counter(), ratings.games
             meter.cpu, meter.rating_cpu, meter.refresh_s = 0.0, 0.0, []
+            lags.clear()
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    lagging.cancel()
+    lags = lags or [0.0]
     answer, page = time_standings(runtime)
     listed = len(runtime.registry.entrants())
     stop.set()
@@ -257,6 +283,9 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
           f"p95 {_p95(answer) * 1000:.1f} ms; live page JSON median "
           f"{statistics.median(page) * 1000:.1f} ms, p95 {_p95(page) * 1000:.1f} ms "
           f"({listed} bots)")
+    print(f"loop lag          median {statistics.median(lags) * 1000:.1f} ms, "
+          f"p99 {_quantile(lags, 0.99) * 1000:.1f} ms, max {max(lags) * 1000:.1f} ms "
+          f"({len(lags)} samples every {LAG_PERIOD * 1000:.0f} ms)")
     print(f"peak memory       {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB "
           f"(the ladder process)")
 

@@ -128,7 +128,16 @@ class BotError(HarnessError):
 
 
 class BotStartupError(BotError):
-    """A local bot process did not connect and complete the handshake in time."""
+    """A local bot process did not connect and complete the handshake in time.
+    ``reason`` says why in one line, without the bot's name; ``log_tail`` quotes the end
+    of its log (``its log PATH ends: WORDS``, "" if there is none): kept apart, because a
+    bot's output may hold anything and only operators may see it."""
+
+    def __init__(self, message: str, *, reason: str | None = None,
+                 log_tail: str = "") -> None:
+        super().__init__(message)
+        self.reason = message if reason is None else reason
+        self.log_tail = log_tail
 
 
 class BotTimeoutError(BotError):

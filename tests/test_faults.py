@@ -556,9 +556,13 @@ def test_exit_early_is_a_startup_failure_and_the_arena_carries_on(tmp_path: Path
             # The pool notices the exit; it does not wait out the start-up timeout.
             assert time.monotonic() - t0 < 30
             assert_forfeit(r, TWO, 1, "early", FaultKind.STARTUP_FAILURE)
-            assert "early: exited with code 1 before the handshake" in r.detail
-            assert f"its log {a.pool.log_dir / 'early-0.log'} ends: " in r.detail
-            assert "exit-early: exiting before connecting" in r.detail  # the bot's stderr
+            assert "(early) forfeits: startup_failure: exited with code 1 before the " \
+                   "handshake" in r.detail
+            # The end of its log is the fault's own field, never in the (public) detail.
+            tail = r.faults[0].log_tail
+            assert tail.startswith(f"its log {a.pool.log_dir / 'early-0.log'} ends: ")
+            assert "exit-early: exiting before connecting" in tail  # the bot's stderr
+            assert "exiting before connecting" not in r.detail
             assert early.process is not None and early.process.returncode == 1
             assert early.slot.faults == 1 and not early.slot.live
             assert early.slot.state is SlotState.WAITING
@@ -590,9 +594,10 @@ def test_no_handshake_entrant_is_a_startup_failure(tmp_path: Path, sent: Sent) -
             # The referee dropped the silent stream after its 1 s handshake timeout (the
             # bot then exits 4), well before the pool's 60 s start-up timeout.
             assert 0.9 <= elapsed < 30, elapsed
-            assert "silent: exited with code 4 before the handshake" in r.detail
+            assert "(silent) forfeits: startup_failure: exited with code 4 before the " \
+                   "handshake" in r.detail
             assert re.search(r"dropped by the referee after \d+\.\d+s: DEADLINE_EXCEEDED",
-                             r.detail), r.detail
+                             r.faults[0].log_tail), r.faults[0].log_tail
             assert silent.process is not None and silent.process.returncode == 4
             assert silent.slot.faults == 1 and not silent.slot.live
             assert game_messages(sent, "random", "g1") == []

@@ -1,4 +1,4 @@
-"""The live pages' connection guard (harness.tournament.httpguard), in process over real
+"""The live pages' connection guard (harness.web.httpguard), in process over real
 sockets: slow request heads, idle keep-alive connections and endless bodies are cut;
 connections over the caps (overall, per client address, the open-file reserve) are
 refused with a 503 at once; a request being answered, such as an event stream, is not
@@ -17,10 +17,10 @@ from contextlib import asynccontextmanager
 import pytest
 from aiohttp import web
 
-from harness.tournament import feed as feed_module
-from harness.tournament.feed import Feed
-from harness.tournament.httpguard import ConnectionGuard, open_files
-from harness.tournament.live_site import LiveSite
+from harness.web import feed as feed_module
+from harness.web.feed import Feed
+from harness.web.httpguard import ConnectionGuard, open_files
+from harness.web.site import LiveSite
 
 WAIT_S = 30.0
 REQUEST = b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"

@@ -31,8 +31,8 @@ from serve_support import REPO, WAIT_S, Ladder, config, serve, stub, wait_for
 
 from harness.protocol import operator as op
 from harness.storage.results import ResultsStore
-from harness.tournament.httpguard import MAX_CONNECTIONS, MAX_PER_CLIENT
 from harness.tournament.runner import store_path
+from harness.web.httpguard import MAX_CONNECTIONS, MAX_PER_CLIENT
 
 FILE_LIMIT = 1024
 SLOW_CLIENTS = 1100

@@ -118,7 +118,7 @@ def test_house_sets_are_played_on_the_workers_and_registered_bots_on_the_referee
             bot.cancel()
         await asyncio.gather(*bots, return_exceptions=True)
         try:
-            runtime.refresh_ratings(force=True)
+            await runtime.refresh_ratings(force=True)
             rated = set(runtime.ratings.current.elo) if runtime.ratings.current else set()
             return runtime.sets.sets(), games(runtime), rated
         finally:

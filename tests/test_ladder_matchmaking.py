@@ -21,6 +21,7 @@ from harness.ladder.matchmaking import (
     SetStatus,
     pair_key,
 )
+from harness.ladder.sets import SetLog, StoredSet
 
 
 def _play(mm: Matchmaker, ratings: dict[str, float], rounds: int, slots: int,
@@ -70,6 +71,25 @@ def test_a_bots_sets_played_count_each_set_once_whatever_the_table(
         assert mm.appearances(bot) == sets[bot] * (mm.bots_per_set - 1)
     restored = Matchmaker(form, partnerships=partnerships, pair_counts=mm.pair_counts)
     assert all(restored.sets_played(bot) == sets[bot] for bot in ratings)
+
+
+@pytest.mark.parametrize(("form", "partnerships"), [("four-handed", "same"),
+                                                    ("cutthroat", "same"),
+                                                    ("four-handed", "mixed")])
+def test_a_restart_counts_the_stored_sets_as_the_running_ladder_counted_them(
+        form: str, partnerships: str) -> None:
+    """The pairings a set counts for are one rule: what the matchmaker counted as it
+    started the sets equals what a restart derives from the stored sets."""
+    ratings = {f"b{i}": 50.0 * i for i in range(7)}
+    mm = Matchmaker(form, partnerships=partnerships)
+    started: list[DealSet] = []
+    for _ in range(20):
+        connected = [Candidate(n, r, 400.0, sets=0, free_seats=4) for n, r in ratings.items()]
+        started += mm.next_sets(connected, 2)
+    stored = [StoredSet(d.key, d.base, SetStatus.CUT_SHORT if i % 3 else SetStatus.COMPLETE,
+                        None) for i, d in enumerate(started)]
+    assert SetLog.pair_counts(stored) == mm.pair_counts
+    assert sum(mm.pair_counts.values()) == len(started) * math.comb(mm.bots_per_set, 2)
 
 
 def test_close_ratings_are_preferred_but_far_pairings_still_happen() -> None:

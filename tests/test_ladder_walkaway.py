@@ -124,7 +124,7 @@ def test_walking_away_after_every_lost_first_table_gains_nothing(tmp_path: Path)
     # A restart rebuilds the same ratings from the store.
     rebuilt = LadderRuntime(settings)
     try:
-        rebuilt._restore()
+        rebuilt.restore()
         again = rebuilt.ratings.current
     finally:
         rebuilt.close()

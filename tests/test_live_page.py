@@ -227,7 +227,7 @@ def test_no_token_command_line_or_error_text_is_ever_served(tmp_path: Path) -> N
         # secret), and the flaky bot's stored forfeit quotes them from its log.
         assert failing_secret in finals["failing"].detail
         with ResultsStore(out / "flaky" / "results.sqlite") as store:
-            details = [f.detail for g in store.games("flaky") for f in g.faults]
+            details = [f.log_tail for g in store.games("flaky") for f in g.faults]
         assert any(flaky_secret in d for d in details), details
         responses = list(_every_response(live_url(server), ["remote", "flaky", "failing"]))
     assert len(responses) > 15

@@ -33,11 +33,11 @@ from harness.referee.arena import Arena
 from harness.rules import Form
 from harness.storage.results import GameRow, ResultsStore
 from harness.tournament import live_site as tournament_live
-from harness.tournament.feed import MAX_STREAMS
 from harness.tournament.live_site import LiveServer
 from harness.tournament.runner import store_path
 from harness.tournament.schedule import ScheduledGame
 from harness.tournament.service import CONFIG_FILE, TournamentService
+from harness.web.feed import MAX_STREAMS
 
 WAIT_S = 60.0
 SEATS = ("ann", "bob", "ann", "bob")

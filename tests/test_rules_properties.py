@@ -10,6 +10,7 @@ failure reproduces exactly.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 from collections import Counter
@@ -77,6 +78,7 @@ SAME_COLOUR = {Suit.CLUBS: Suit.SPADES, Suit.SPADES: Suit.CLUBS,
 JACK = "J"
 
 
+@functools.cache  # the oracles are pure; caching keeps the thousands of hands cheap
 def suit_of(card: Card, trump: Suit) -> Suit:
     """Section 1: the left bower and the Joker belong to the trump suit."""
     if card == JOKER:
@@ -91,6 +93,7 @@ def suit_of(card: Card, trump: Suit) -> Suit:
 RANKS = "789TJQKA"
 
 
+@functools.cache
 def strength(card: Card, trump: Suit, led: Suit) -> int:
     """Section 1 card order for one trick: Joker > right > left > A > K > Q > (J) > 10 > 9
     > 8 > 7 in trump; the led suit by rank; anything else cannot win."""

@@ -29,7 +29,6 @@ from typing import Any
 from harness.referee.arena import Arena
 from harness.referee.outcome import (
     Fault,
-    FaultKind,
     FaultPolicy,
     GameResult,
     Termination,
@@ -91,8 +90,7 @@ def result_to_data(result: GameResult) -> dict[str, Any]:
 
 
 def result_from_data(data: Mapping[str, Any]) -> GameResult:
-    faults = tuple(Fault(f["seat"], f["bot"], FaultKind(f["kind"]), f["detail"], f["hand"],
-                         f["decision"]) for f in data["faults"])
+    faults = tuple(Fault.from_dict(f) for f in data["faults"])
     return GameResult(data["game_id"], tuple(data["seats"]), Termination(data["termination"]),
                       tuple(data["scores"]), tuple(data["places"]), data["winner"],
                       data["hands"], faults, dict(data["record"]), data["duration_s"],

@@ -5,4 +5,7 @@ neither package imports the other for it.
 * :mod:`harness.competition.policies`: the ladder's matchmaking and quarantine knobs
   (:class:`Policy`, :class:`QuarantinePolicy`) and the cluster retry period, with their
   defaults and checks.
+* :mod:`harness.competition.storing`: how both store a finished game
+  (:class:`GameWriter`: in order, on a thread of its own, off the loop that times the
+  bots).
 """

@@ -111,7 +111,7 @@ class HouseCluster:
         for f in result.faults:
             if f.kind is FaultKind.STARTUP_FAILURE:
                 log.warning("house bot %s could not start on worker %s: %s", f.bot, worker,
-                            f.detail.split("startup_failure: ", 1)[-1])
+                            f.explained())
         return result
 
     def _lose(self, player: ClusterPlayer, e: ClusterError) -> None:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 
 from harness.protocol import ladder as lp
 
-__all__ = ["QUEUE_SIZE", "LadderEvents"]
+__all__ = ["QUEUE_SIZE", "LadderEvents", "StandingsChanges"]
 
 QUEUE_SIZE = 1000
 """Events kept for one watcher that has not read them yet."""
@@ -50,3 +50,26 @@ class LadderEvents:
                 yield event
         finally:
             self._queues.discard(queue)
+
+
+class StandingsChanges:
+    """Publishes the standings lines a refit moved, as one rating-changed event: a rated
+    line is published when its rating, interval, games or sweep differ from the last
+    published for that bot."""
+
+    def __init__(self, events: LadderEvents) -> None:
+        self.events = events
+        self._published: dict[str, tuple[float, float, float, str]] = {}
+
+    def publish(self, lines: Iterable[lp.LadderStanding]) -> None:
+        moved = []
+        for line in lines:
+            if not line.rated:
+                continue
+            key = (line.elo, line.ci95, line.games, line.sweep)
+            if self._published.get(line.name) != key:
+                self._published[line.name] = key
+                moved.append(line)
+        if moved:
+            self.events.publish(lp.WatchLadderResponse(
+                rating_changed=lp.RatingChanged(standings=moved)))

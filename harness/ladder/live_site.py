@@ -8,8 +8,8 @@ Routes, all ``GET``:
   opens and another after each event of the ladder's feed
   (:class:`~harness.ladder.events.LadderEvents`: a game finished, the ratings moved, a
   bot connected or was benched) that changed what the page shows; bursts are merged.
-  The message is built once per change for every client (:mod:`harness.tournament.feed`);
-  at most :data:`~harness.tournament.feed.MAX_STREAMS` streams are open at once, more
+  The message is built once per change for every client (:mod:`harness.web.feed`);
+  at most :data:`~harness.web.feed.MAX_STREAMS` streams are open at once, more
   are answered ``503``;
 * ``/api/ladder``: the same JSON once;
 * ``/replay?game=KEY``: a stored game's replay page, drawn on request.
@@ -35,10 +35,10 @@ from harness.ladder.runtime import LadderRuntime
 from harness.ladder.service import standings
 from harness.protocol.ladder import standing_to_dict
 from harness.storage.results import GameRow
-from harness.tournament.feed import HEADERS, MAX_STREAMS, Feed
-from harness.tournament.live_site import LiveSite, game_view, html, latest_shown, replay_page
 from harness.tournament.schedule import group_of
+from harness.web.feed import HEADERS, MAX_STREAMS, Feed
 from harness.web.live_pages import ladder_page
+from harness.web.site import LiveSite, game_view, html, latest_shown, replay_page
 
 __all__ = ["RECENT_GAMES", "LadderLiveServer", "ladder_view"]
 
@@ -53,7 +53,7 @@ def _unfinished(runtime: LadderRuntime, rows: list[GameRow]) -> set[str]:
 
 def ladder_view(runtime: LadderRuntime) -> dict[str, Any]:
     """What the ladder's page shows. Reads the store: call it from a worker thread,
-    after :meth:`LadderRuntime.refresh_ratings` in the loop."""
+    after :meth:`LadderRuntime.refresh_ratings`."""
     recent = latest_shown(runtime.results, runtime.settings.ladder_id, RECENT_GAMES,
                           lambda rows: _unfinished(runtime, rows))
     return {"id": runtime.settings.ladder_id,
@@ -74,7 +74,7 @@ class LadderLiveServer(LiveSite):
         ], max_streams=max_streams)
 
     async def view(self) -> dict[str, Any]:
-        self.runtime.refresh_ratings()  # games not fitted yet, if a refit is due
+        await self.runtime.refresh_ratings()  # games not fitted yet, if a refit is due
         return await asyncio.to_thread(ladder_view, self.runtime)
 
     async def _changes(self) -> AsyncIterator[object]:

@@ -67,6 +67,15 @@ def pair_key(a: str, b: str) -> Pair:
     return (a, b) if a <= b else (b, a)
 
 
+def set_pairs(base: Sequence[str]) -> list[Pair]:
+    """The pairings a deal set with the base arrangement ``base`` counts for: every
+    unordered pair of its distinct bots, once, however the set ended (every finished
+    table counts). The matchmaker counts a set this way when it starts it, and the
+    restart (:meth:`harness.ladder.sets.SetLog.pair_counts`) from the stored sets."""
+    bots = list(dict.fromkeys(base))
+    return [pair_key(a, b) for a, b in itertools.combinations(bots, 2)]
+
+
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """A connected bot as the matchmaker sees it. ``free_seats`` is how many more seats
@@ -314,7 +323,7 @@ class Matchmaker:
             deal_set = self._deal_set(base)
             for name, seats in deal_set.seats.items():
                 free[name] -= seats
-            self.add_played({pair: 1 for pair in itertools.combinations(deal_set.bots, 2)})
+            self.add_played(dict.fromkeys(set_pairs(deal_set.base), 1))
             for name in deal_set.bots:
                 c = bots[name]
                 pool.discard(c)

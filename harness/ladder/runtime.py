@@ -2,26 +2,24 @@
 it runs, with house bots (local commands) and registered bots that dial in with their
 ladder tokens.
 
-Tokens. The referee's token registry (:class:`harness.referee.session.SlotRegistry`) knows
-only the tokens it issued. The ladder sets its ``resolver``: for any other token it
-asks :meth:`harness.ladder.registry.Registry.authenticate` (hash lookup, constant-time
-compare) and hands the stream one of the bot's seat instances that has no live stream,
-preferring one that is not in a game. A bot with all its instances connected is refused
-(``TOKEN_IN_USE``). Each registered bot is a remote entrant of the arena's pool with
-one instance per seat of its concurrency; the pool's own tokens for them are random
-and never leave the process.
+:class:`LadderRuntime` wires the pieces, each with one job, and runs the main loop
+(bring the pool up to date, start the sets there is room for, refresh the ratings when
+due, wait for a wake-up):
 
-Availability. Only instances with a live stream (house bots: always) and not in a game
-count as free seats. An instance whose bot is not connected is *parked* (marked busy
-in the pool) so that the pool never lends it to a game; it is unparked once its bot
-connects.
+* :mod:`harness.ladder.restore`: what the last run counted, rebuilt from the store;
+* :mod:`harness.ladder.seats`: token resolution and the registered bots' seats in the
+  pool (parking the seats of bots that are not connected);
+* matching (here): the connected bots as the matchmaker's candidates, and the sets
+  started where there is room (the ladder's referee, or house-only sets on a cluster);
+* :mod:`harness.ladder.playing`: playing a set's tables, storing and counting each game;
+* :class:`~harness.ladder.events.StandingsChanges`: publishing the lines a refit moved.
 
-Crash safety. Every game is stored the moment it ends (``ResultsStore.record_game``),
-every set when it starts and ends (:class:`~harness.ladder.sets.SetLog`). On start the
-ladder marks sets left in progress as cut short, rebuilds the ratings from every stored
-game (as the running ladder counted each the moment it was stored) and the pairing
-counts from the sets; games in flight at the crash were never
-stored and are not rated.
+Nothing blocks the loop that times the bots. The games and the sets are written on one
+thread of their own, in order (:class:`~harness.storage.serial.SerialThread`), through
+connections of their own (a slow commit never holds the lock the loop's reads take);
+the ratings count each stored game and refit on another thread, so a refit of a large
+ladder never delays the reading of a bot's reply. A game counts as stored once its write
+has returned; a write handed to the thread always runs, even if its set is cancelled.
 """
 
 from __future__ import annotations
@@ -31,45 +29,39 @@ import contextlib
 import hashlib
 import logging
 import math
-import secrets
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
-from harness.errors import ClusterError, ConfigError
+from harness.competition.storing import GameWriter
+from harness.errors import ConfigError
 from harness.ladder.cluster import RETRY_SECONDS, HouseCluster
-from harness.ladder.events import LadderEvents
+from harness.ladder.events import LadderEvents, StandingsChanges
 from harness.ladder.hosting import BuildPolicy, Hosting
-from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, Policy, SetProgress
+from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, Policy
+from harness.ladder.playing import GameRecorder, SetPlayer
 from harness.ladder.quarantine import Quarantine, QuarantinePolicy
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import RegisteredBot, Registry
-from harness.ladder.service import LadderServicer, game_message, standings
+from harness.ladder.restore import HOUSE_OWNER, rebuild
+from harness.ladder.seats import Seats
+from harness.ladder.service import LadderServicer, standings
 from harness.ladder.sets import SetLog
 from harness.ladder.uploads import DEFAULT_MAX_BYTES, Uploads
 from harness.protocol import ladder as lp
 from harness.protocol.tls import ServerTLS
-from harness.referee.arena import Arena, forfeit_result
-from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, Termination, TimeControl
-from harness.referee.pool import Entrant, Instance
-from harness.referee.session import Session, Slot
-from harness.results.rows import to_row
+from harness.referee.arena import Arena
+from harness.referee.outcome import FaultPolicy, TimeControl
+from harness.referee.pool import Entrant
 from harness.rules.config import RulesConfig
 from harness.storage.ladder import LadderStore
 from harness.storage.lock import exclusive_writer
 from harness.storage.results import ResultsStore
-from harness.tournament.schedule import ScheduledGame
+from harness.storage.serial import SerialThread
 
 __all__ = ["HOUSE_OWNER", "LadderRuntime", "LadderSettings"]
 
 log = logging.getLogger("euchre.ladder")
-
-HOUSE_OWNER = "house"
-"""The owner recorded for house bots in the registry."""
-
-_FATAL = frozenset({FaultKind.DISCONNECT, FaultKind.CRASH, FaultKind.STARTUP_FAILURE})
 
 
 @dataclass(frozen=True)
@@ -144,13 +136,19 @@ class LadderRuntime:
         self.on_listen = on_listen
         self.store = LadderStore(settings.store)
         self.results = ResultsStore(settings.store)
+        # The writer's own connections, used on its thread only (and by reads that run
+        # on threads), so that a slow commit never holds a lock the loop waits for.
+        self._results_out = ResultsStore(settings.store)
+        self._store_out = LadderStore(settings.store)
+        self._writer = GameWriter(self._results_out, settings.ladder_id)
+        self._fitter = SerialThread("ladder-ratings")
         self.registry = Registry(self.store)
         self.uploads = Uploads(self.store, max_bytes=settings.upload_max_bytes)
         self.hosting = Hosting(self.uploads, self.registry, settings.rules, settings.build,
                                on_ready=self.wake)
-        self.sets = SetLog(self.store)
+        self.sets = SetLog(self._store_out)
         self.quarantine = Quarantine(self.store, settings.quarantine)
-        self.ratings = LadderRatings(self.store, every_games=settings.refresh_games,
+        self.ratings = LadderRatings(self._store_out, every_games=settings.refresh_games,
                                      every_seconds=settings.refresh_seconds)
         self.matchmaker = Matchmaker(settings.rules.form, partnerships=settings.partnerships,
                                      seed=secret_seed(self.store.deal_key(), settings.seed),
@@ -158,8 +156,10 @@ class LadderRuntime:
                                      policy=settings.matchmaking)
         self.arena: Arena | None = None
         self.events = LadderEvents()
-        self._published: dict[str, tuple[float, float, float, str]] = {}
+        self._changes = StandingsChanges(self.events)
         self._house = {entrant.name for entrant, _ in settings.house}
+        self.seats = Seats(self.registry, self.uploads, settings.rules, self._house,
+                           self.events, self.wake)
         self._wake = asyncio.Event()
         self._running: dict[asyncio.Task[None], bool] = {}  # set -> on the cluster
         self.cluster: HouseCluster | None = None
@@ -169,104 +169,14 @@ class LadderRuntime:
                                         settings.log_dir, scheduler=settings.scheduler,
                                         workers=settings.workers,
                                         retry_seconds=settings.cluster_retry_seconds)
-        self._parked: set[Instance] = set()
-        # id(slot) -> when the resolver handed it out, and the session it had then
-        self._claimed: dict[int, tuple[float, Session | None]] = {}
 
-    # ------------------------------------------------------------------ start-up
-
-    def _restore(self) -> None:
-        for entrant, _ in self.settings.house:
-            try:
-                self.registry.get(entrant.name)
-            except ConfigError:
-                self.registry.register(entrant.name, HOUSE_OWNER)  # its token is not needed
-        self.results.ensure_tournament(self.settings.ladder_id, "ladder", {"kind": "ladder"})
-        swept = self.uploads.sweep()
-        if swept:
-            log.info("removed %d unfinished uploads or builds of the last run", len(swept))
-        closed = self.sets.close_unfinished("the ladder stopped while it was played")
-        if closed:
-            log.info("%d deal sets left unfinished by the last run are cut short", closed)
-        stored = self.sets.sets()
-        self.matchmaker.add_played(SetLog.pair_counts(stored))
-        self.matchmaker.next_index = len(stored)
-        rows = list(self.results.games(self.settings.ladder_id))
-        self.ratings.add_games(rows)  # every stored game counts, as it did when it ended
-        self.ratings.refresh(force=True)
-        # Refill the quarantine's windows with each bot's games since its last bench.
-        since = {name: max((b.started_at for b in self.quarantine.history(name)),
-                           default=-math.inf)
-                 for name in {bot for row in rows for bot in row.seats}}
-        for row in sorted(rows, key=lambda r: (r.finished_at, r.game_key)):
-            finished = datetime.fromisoformat(row.finished_at).timestamp()
-            for bot in set(row.seats):
-                if finished >= since[bot]:
-                    self.quarantine.remember(bot, [f.kind.value for f in row.faults
-                                                   if f.bot == bot])
-
-    def _sync_entrants(self, arena: Arena) -> None:
-        """Add newly registered bots to the pool; park instances without a stream."""
-        pool = arena.pool
-        hosted = self.uploads.states()  # seated by self.hosting once built, never remote
-        for entrant in self.registry.entrants():
-            if entrant.name not in pool.entrants and entrant.name not in self._house \
-                    and entrant.name not in hosted:
-                placeholders = tuple("ladder-seat-" + secrets.token_hex(16)
-                                     for _ in range(entrant.concurrency))
-                pool.add(Entrant(entrant.name, None, placeholders), entrant.concurrency,
-                         self.settings.rules)
-        for name, member in pool.entrants.items():
-            if not member.remote:
-                continue
-            for inst in pool.instances(name):
-                if inst in self._parked and inst.slot.live:
-                    self._parked.discard(inst)
-                    inst.busy = False
-                    self.events.publish(lp.WatchLadderResponse(
-                        bot_connected=lp.BotConnected(name=name)))
-                elif not inst.busy and not inst.slot.live:
-                    self._parked.add(inst)
-                    inst.busy = True
-
-    def _resolve(self, token: str) -> Slot | None:
-        """The referee's resolver: a seat instance of the bot this token belongs to."""
-        arena = self.arena
-        entrant = self.registry.authenticate(token)
-        if arena is None or entrant is None or entrant.name in self._house:
-            return None  # a house bot's seats are its own processes', never a stream's
-        if entrant.name not in arena.pool.entrants:  # registered since the last round
-            self._sync_entrants(arena)
-        member = arena.pool.entrants.get(entrant.name)
-        if member is None or not member.remote:
-            return None  # so are a hosted bot's (its boxes')
-        # A slot handed to a stream stays claimed until that stream's handshake is done
-        # (it is live then) or has had its time: two streams dialing at once must not
-        # get the same slot.
-        now = time.monotonic()
-        window = arena.server.handshake_timeout
-
-        def claimed(slot: Slot) -> bool:
-            when, session = self._claimed.get(id(slot), (-math.inf, None))
-            return slot.session is session and now < when + window
-
-        slots = [inst.slot for inst in arena.pool.instances(entrant.name)]
-        free = sorted((s for s in slots if not s.live and not claimed(s)),
-                      key=lambda s: bool(s.game_id))
-        self._wake.set()
-        if not free:  # every seat is live (TOKEN_IN_USE) or being connected (refused)
-            return next((s for s in slots if s.live), None)
-        self._claimed[id(free[0])] = (now, free[0].session)
-        return free[0]
+    def restore(self) -> None:
+        """Rebuild what the last run counted from the store (:mod:`harness.ladder.restore`)."""
+        rebuild(self.settings.ladder_id, self._house, registry=self.registry,
+                results=self.results, uploads=self.uploads, sets=self.sets,
+                matchmaker=self.matchmaker, ratings=self.ratings, quarantine=self.quarantine)
 
     # ------------------------------------------------------------------ matching
-
-    def _ready(self, arena: Arena, name: str) -> int:
-        """Seats ``name`` can take now: free instances with a stream (any free instance
-        of a house bot, which the pool starts on demand)."""
-        remote = arena.pool.entrants[name].remote
-        return sum(1 for i in arena.pool.instances(name)
-                   if not i.busy and (not remote or i.slot.ready))
 
     def _candidates(self, arena: Arena, cluster_sets: int | None = None) -> list[Candidate]:
         """The connected bots with their free seats on the ladder's referee; with
@@ -279,11 +189,10 @@ class LadderRuntime:
                 continue
             if cluster_sets is not None and entrant.name not in self._house:
                 continue  # only house bots play on the cluster
-            if arena.pool.entrants[entrant.name].remote and not any(
-                    i.slot.live for i in arena.pool.instances(entrant.name)):
-                continue  # not connected
+            if not self.seats.connected(arena, entrant.name):
+                continue
             free = (0 if entrant.name in benched
-                    else self._ready(arena, entrant.name) if cluster_sets is None
+                    else self.seats.ready(arena, entrant.name) if cluster_sets is None
                     else self.settings.seats_per_bot * cluster_sets)
             rating, ci95 = self._estimate(entrant)
             out.append(Candidate(entrant.name, rating, ci95,
@@ -303,89 +212,8 @@ class LadderRuntime:
                 return ratings.elo[older.name], math.inf
         return 0.0, math.inf
 
-    async def _play(self, arena: Arena, game: ScheduledGame,
-                    on_cluster: bool) -> GameResult | None:
-        """One game of a set, on the cluster or the referee; ``None`` if it was cut
-        off (the ladder stopping, or the cluster lost)."""
-        s = self.settings
-        if on_cluster:
-            return None if self.cluster is None else await self.cluster.play(
-                game, s.time_control, s.fault_policy)
-        result = await arena.play(game.key, s.rules, game.seed, game.seats,
-                                  time_control=s.time_control, policy=s.fault_policy)
-        return None if result.termination is Termination.INTERRUPTED else result
-
-    def _left(self, arena: Arena, deal_set: DealSet) -> list[str]:
-        """The bots of ``deal_set`` that dial in without streams enough for its seats:
-        they left after the set began (house and hosted bots are started on demand by
-        the pool, never gone)."""
-        return [b for b, seats in deal_set.seats.items() if arena.pool.entrants[b].remote
-                and sum(1 for i in arena.pool.instances(b) if i.slot.live) < seats]
-
-    def _record(self, deal_set: DealSet, game: ScheduledGame, result: GameResult,
-                progress: SetProgress) -> None:
-        """Store a finished game and count it at once: ratings, quarantine, events."""
-        row = to_row(self.settings.ladder_id, game, result)
-        self.results.record_game(row)
-        self.ratings.add_games([row])
-        self.events.publish(lp.WatchLadderResponse(
-            game_finished=lp.GameFinished(game=game_message(row))))
-        progress.finish(game.table, forfeit=result.termination is Termination.FORFEIT)
-        for bot in deal_set.bots:
-            bench = self.quarantine.record(
-                bot, [f.kind.value for f in result.faults if f.bot == bot])
-            if bench is not None:
-                log.warning("%s benched until %.0f: %s", bot, bench.until, bench.reason)
-                self.events.publish(lp.WatchLadderResponse(bot_benched=lp.BotBenched(
-                    name=bot, reason=bench.reason, until=bench.until)))
-
-    async def _play_set(self, arena: Arena, deal_set: DealSet, on_cluster: bool) -> None:
-        """Play the set's tables in order. Every finished game counts at once; a table a
-        registered bot cannot sit at because it left is recorded as its forfeit, so
-        leaving never un-plays a game."""
-        s = self.settings
-        progress = SetProgress(deal_set)
-        self.sets.start(deal_set)
-        for game in deal_set.games:
-            if self.stop.is_set():
-                progress.cut_short("the ladder stopped")
-                break
-            benched = [b for b in deal_set.bots if self.quarantine.benched(b) is not None]
-            if benched:
-                progress.cut_short(f"{', '.join(benched)} benched")
-                break
-            self._sync_entrants(arena)
-            left = [] if on_cluster else self._left(arena, deal_set)
-            if left:  # never wait for it (that would hold the others up): it forfeits
-                progress.cut_short(f"{', '.join(left)}: not connected")
-                seat = game.seats.index(left[0])
-                result = forfeit_result(
-                    game.key, s.rules, game.seed, game.seats, seat, FaultKind.DISCONNECT,
-                    f"left before table {game.table} of its deal set was played",
-                    s.time_control, s.fault_policy)
-            else:
-                try:
-                    played = await self._play(arena, game, on_cluster)
-                except ClusterError as e:  # the game killed worker after worker
-                    log.error("deal set %s: %s", deal_set.key, e)
-                    progress.cut_short(str(e))
-                    break
-                if played is None:
-                    progress.cut_short(
-                        "interrupted: the ladder stopped" if self.stop.is_set()
-                        or not on_cluster else
-                        f"lost the Dask cluster at {self.cluster.where if self.cluster else '?'}")
-                    break
-                result = played
-            self._record(deal_set, game, result, progress)
-            fatal = [f for f in result.faults if f.kind in _FATAL]
-            if fatal and progress.next_table() is not None:  # its next table: it is back,
-                progress.cut_short(f"{fatal[0].bot}: {fatal[0].kind.value}")  # or forfeits
-        self.sets.finish(progress)
-        self.refresh_ratings()
-
-    def _start(self, arena: Arena, deal_set: DealSet, on_cluster: bool) -> None:
-        task = asyncio.ensure_future(self._play_set(arena, deal_set, on_cluster))
+    def _start(self, player: SetPlayer, deal_set: DealSet, on_cluster: bool) -> None:
+        task = asyncio.ensure_future(player.play_set(deal_set, on_cluster))
         self._running[task] = on_cluster
 
         def done(t: asyncio.Task[None]) -> None:
@@ -396,10 +224,11 @@ class LadderRuntime:
 
         task.add_done_callback(done)
 
-    def _match(self, arena: Arena) -> None:
+    def _match(self, player: SetPlayer) -> None:
         """Start the sets there is room for: on the referee (with a cluster up, only
         sets that seat a registered bot), then house-only sets on the cluster."""
         s = self.settings
+        arena = player.arena
         cluster = self.cluster if self.cluster is not None and self.cluster.up else None
         local = s.concurrency - sum(1 for c in self._running.values() if not c)
         if local <= 0 and cluster is None:  # no room: listing every bot would be wasted
@@ -411,12 +240,12 @@ class LadderRuntime:
         focused = cluster is not None or not s.house_vs_house
         for deal_set in self.matchmaker.next_sets(
                 candidates, local, focus=registered if focused else None):
-            self._start(arena, deal_set, on_cluster=False)
+            self._start(player, deal_set, on_cluster=False)
         if cluster is not None:
             free = cluster.capacity() - sum(1 for c in self._running.values() if c)
             if free > 0:
                 for deal_set in self.matchmaker.next_sets(self._candidates(arena, free), free):
-                    self._start(arena, deal_set, on_cluster=True)
+                    self._start(player, deal_set, on_cluster=True)
         elif self.cluster is not None:
             self.cluster.maybe_retry()
 
@@ -426,11 +255,15 @@ class LadderRuntime:
         """Play until ``stop`` is set; running sets are then interrupted (cut short).
         One ladder at a time per store: a second process is refused (StoreError)."""
         with exclusive_writer(self.settings.store, "ladder"):
-            await self._run()
+            try:
+                await self._run()
+            finally:  # every write handed over is done before the lock is released
+                await self._writer.aclose()
+                await self._fitter.aclose()
 
     async def _run(self) -> None:
         s = self.settings
-        self._restore()
+        self.restore()
         arena = Arena(log_dir=s.log_dir, host=s.host, port=s.port, tls=s.tls,
                       startup_timeout=s.startup_timeout)
         arena.server.operator_token = s.operator_token
@@ -466,19 +299,20 @@ class LadderRuntime:
     async def _serve(self, arena: Arena) -> None:
         s = self.settings
         async with arena:
-            self.arena = arena
+            self.arena = self.seats.arena = arena
             for entrant, seats in s.house:
                 arena.add(entrant, seats, s.rules)
             await self.hosting.start(arena)
-            arena.server.registry.resolver = self._resolve
+            arena.server.registry.resolver = self.seats.resolve
+            player = self._player(arena)
             if self.on_listen is not None:
                 self.on_listen(arena.server.address)
             stopper = asyncio.ensure_future(self.stop.wait())
             try:
                 while not self.stop.is_set():
-                    self._sync_entrants(arena)
-                    self._match(arena)
-                    self.refresh_ratings()  # games not fitted yet, once it is due
+                    self.seats.sync(arena)
+                    self._match(player)
+                    await self.refresh_ratings()  # games not fitted yet, once it is due
                     self._wake.clear()
                     waker = asyncio.ensure_future(self._wake.wait())
                     await asyncio.wait((stopper, waker), timeout=s.poll_seconds,
@@ -496,7 +330,16 @@ class LadderRuntime:
                 for task in list(self._running):  # none may write once the lock is gone
                     task.cancel()
                 await asyncio.gather(*self._running, return_exceptions=True)
-                self.arena = None
+                self.arena = self.seats.arena = None
+
+    def _player(self, arena: Arena) -> SetPlayer:
+        """The set player of this run, with the ladder's pieces as they are now."""
+        s = self.settings
+        recorder = GameRecorder(self._writer, self.ratings, self._fitter, self.quarantine,
+                                self.events)
+        return SetPlayer(arena, s.rules, s.time_control, s.fault_policy, self.stop,
+                         self.seats, self.sets, self._writer, recorder, self.refresh_ratings,
+                         self.cluster)
 
     # ------------------------------------------------------------------ operator
 
@@ -504,25 +347,20 @@ class LadderRuntime:
         """Look for games to start now (a bot was registered, restored or lifted)."""
         self._wake.set()
 
-    def refresh_ratings(self, *, force: bool = False) -> None:
-        """Refit the ratings if due (or ``force``); a refit that moves any bot's line
-        is published as a rating-changed event with the lines that moved."""
+    async def refresh_ratings(self, *, force: bool = False) -> None:
+        """Refit the ratings if due (or ``force``), on the ratings' thread; a refit that
+        moves any bot's line is published as a rating-changed event with the lines that
+        moved. Once the ladder has stopped (no bot is timed any more), it refits here."""
         before = self.ratings.current
-        if self.ratings.refresh(force=force) is before:
-            return
-        moved = []
-        for line in standings(self):
-            if not line.rated:
-                continue
-            key = (line.elo, line.ci95, line.games, line.sweep)
-            if self._published.get(line.name) != key:
-                self._published[line.name] = key
-                moved.append(line)
-        if moved:
-            self.events.publish(lp.WatchLadderResponse(
-                rating_changed=lp.RatingChanged(standings=moved)))
+        refit = (self.ratings.refresh(force=force) if self._fitter.closed
+                 else await self._fitter.run(self.ratings.refresh, force=force))
+        if refit is not before:
+            self._changes.publish(standings(self))
 
     def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.results.close()
+        self._writer.close()
+        self._fitter.close()
+        for store in (self.results, self._results_out, self._store_out):
+            with contextlib.suppress(Exception):
+                store.close()
         self.store.close()

@@ -149,7 +149,7 @@ class LadderServicer(lp.LadderServiceServicer):
     async def GetStandings(self, request: lp.GetStandingsRequest,
                            context: Context) -> lp.GetStandingsResponse:
         await self.server.require_operator(context)
-        self.runtime.refresh_ratings()  # games not fitted yet, if a refit is due
+        await self.runtime.refresh_ratings()  # games not fitted yet, if a refit is due
         return lp.GetStandingsResponse(
             standings=standings(self.runtime, latest_only=request.latest_only))
 

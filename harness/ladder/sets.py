@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from harness.ladder.matchmaking import DealSet, Pair, SetProgress, SetStatus, pair_key
+from harness.ladder.matchmaking import DealSet, Pair, SetProgress, SetStatus, set_pairs
 from harness.storage.ladder import LadderStore
 
 __all__ = ["SetLog", "StoredSet"]
@@ -84,10 +84,4 @@ class SetLog:
     @staticmethod
     def pair_counts(sets: Iterable[StoredSet]) -> Counter[Pair]:
         """Sets played per unordered pair of bots, for the matchmaker."""
-        counts: Counter[Pair] = Counter()
-        for s in sets:
-            bots = list(dict.fromkeys(s.base))
-            for i, a in enumerate(bots):
-                for b in bots[i + 1:]:
-                    counts[pair_key(a, b)] += 1
-        return counts
+        return Counter(pair for s in sets for pair in set_pairs(s.base))

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
 from harness.errors import BotStartupError
 from harness.protocol.tls import ServerTLS
-from harness.referee.match import GameRunner, forfeit_places
+from harness.referee.match import GameRunner, forfeit_places, game_result
 from harness.referee.outcome import (
     Fault,
     FaultKind,
@@ -113,8 +112,9 @@ class Arena:
                     if self._stopping:  # refused or stopped by the shutdown, not its fault
                         return _interrupted(game_id, seats, f"the referee shut down: {e}")
                     inst.slot.faults += 1
-                    return self._no_show(game_id, config, seed, seats, seat, str(e),
-                                         tc or TimeControl(), policy or FaultPolicy())
+                    return forfeit_result(game_id, config, seed, seats, Fault(
+                        seat, seats[seat], FaultKind.STARTUP_FAILURE, e.reason,
+                        log_tail=e.log_tail), tc or TimeControl(), policy or FaultPolicy())
             for inst in instances:
                 inst.slot.game_id = game_id
 
@@ -151,36 +151,19 @@ class Arena:
     def _stopping(self) -> bool:
         return self.server.shutting_down or self.stop_games.is_set()
 
-    def _no_show(self, game_id: str, config: RulesConfig, seed: int, seats: Sequence[str],
-                 seat: int, detail: str, tc: TimeControl, policy: FaultPolicy) -> GameResult:
-        return forfeit_result(game_id, config, seed, seats, seat, FaultKind.STARTUP_FAILURE,
-                              detail, tc, policy)
-
 
 def forfeit_result(game_id: str, config: RulesConfig, seed: int, seats: Sequence[str],
-                   seat: int, kind: FaultKind, detail: str, tc: TimeControl,
-                   policy: FaultPolicy) -> GameResult:
-    """A game that could not begin because of ``seat``'s bot (it never started, or left
-    before its table): a forfeit charged to that seat with a ``kind`` fault, at the
+                   fault: Fault, tc: TimeControl, policy: FaultPolicy) -> GameResult:
+    """A game that could not begin because of ``fault.seat``'s bot (it never started,
+    or left before its table): a forfeit charged to that seat with ``fault``, at the
     deal's starting scores, in the shape of a played game's result."""
     game = Game(config, seed)
-    scores = tuple(game.scores)
-    places, winner = forfeit_places(config, scores, seat)
-    detail = f"seat {seat} ({seats[seat]}) forfeits: {kind.value}: {detail}"
-    fault = Fault(seat, seats[seat], kind, detail)
-    record = game.to_record()
-    record.update({"game_id": game_id, "seats": list(seats), "termination": "forfeit",
-                   "detail": detail, "places": list(places), "winner": winner,
-                   "time_control": str(tc), "fault_policy": str(policy),
-                   "decision_ms": [], "faults": [fault.to_dict()],
-                   "started_at": time.time()})
-    return GameResult(game_id, tuple(seats), Termination.FORFEIT, scores, places, winner,
-                      0, (fault,), record, 0.0, detail)
+    places, winner = forfeit_places(config, tuple(game.scores), fault.seat)
+    return game_result(game_id, seats, Termination.FORFEIT, fault.forfeit_detail(), game=game,
+                       places=places, winner=winner, tc=tc, policy=policy, faults=(fault,),
+                       hands=0)
 
 
 def _interrupted(game_id: str, seats: Sequence[str], detail: str) -> GameResult:
     """A game the shutdown cut before it began: not rated, played again on resume."""
-    return GameResult(game_id, tuple(seats), Termination.INTERRUPTED, (), (0,) * len(seats),
-                      None, 0, (), {"game_id": game_id, "seats": list(seats),
-                                    "termination": "interrupted", "detail": detail},
-                      0.0, detail)
+    return game_result(game_id, seats, Termination.INTERRUPTED, detail, game=None)

@@ -115,15 +115,19 @@ def last_words(output: str, lines: int = 3) -> str:
 _QUOTES = ("; its log ", "; no output in its log ")
 
 
-def quote_log(path: Path) -> str:
-    """``; its log PATH ends: WORDS`` (the :func:`last_words` of the latest start), or
-    ``; no output in its log PATH``: what a start-up failure adds to its reason."""
+def log_tail(path: Path) -> str:
+    """``its log PATH ends: WORDS`` (the :func:`last_words` of the latest start), or
+    ``no output in its log PATH``: what a start-up failure quotes of the bot's log, kept
+    in its own field (:attr:`~harness.errors.BotStartupError.log_tail`,
+    :attr:`~harness.referee.outcome.Fault.log_tail`)."""
     words = last_words(last_attempt(path))
-    return f"{_QUOTES[0]}{path} ends: {words}" if words else f"{_QUOTES[1]}{path}"
+    return f"its log {path} ends: {words}" if words else f"no output in its log {path}"
 
 
 def without_log_quote(detail: str) -> str:
-    """A start-up failure's reason without what :func:`quote_log` added: for pages
-    anyone may read (a bot's output may hold secrets)."""
+    """A detail stored by an earlier version, which appended the log's quote to a
+    start-up failure's reason (``...; its log PATH ends: ...``), without that quote: for
+    pages anyone may read (a bot's output may hold secrets). Details stored now never
+    hold the quote; it is the fault's ``log_tail``."""
     cut = min((i for i in (detail.find(q) for q in _QUOTES) if i >= 0), default=len(detail))
     return detail[:cut]

@@ -23,6 +23,7 @@ from harness.protocol import (
     messages,
 )
 from harness.referee.outcome import (
+    FATAL,
     Fault,
     FaultKind,
     FaultPolicy,
@@ -41,9 +42,6 @@ from harness.rules.scoring import team_of
 log = logging.getLogger("euchre.match")
 
 CPU_POLL_SECONDS = 0.005  # how often a decision on the CPU clock reads the bot's CPU time
-
-# Faults after which nobody is left to answer: they forfeit under every policy.
-_FATAL = frozenset({FaultKind.DISCONNECT, FaultKind.CRASH, FaultKind.STARTUP_FAILURE})
 
 
 class Seat(Protocol):
@@ -213,16 +211,15 @@ class GameRunner:
             if fault is not None:
                 self.faults.append(fault)
                 strikes = self._strikes[seat] + 1
-                forfeit = (fault.kind in _FATAL or self.policy.kind is PolicyKind.FORFEIT
+                forfeit = (fault.kind in FATAL or self.policy.kind is PolicyKind.FORFEIT
                            or strikes >= self.policy.max_strikes)
                 action = None if forfeit else game.legal_actions()[0]
                 self._post(seat, messages.fault(
                     fault.kind.value, fault.detail, strikes=strikes,
                     request_id=self._request_id, played_action=action))
                 if forfeit:
-                    termination, detail, loser = Termination.FORFEIT, (
-                        f"seat {seat} ({self.names[seat]}) forfeits: {fault.kind.value}: "
-                        f"{fault.detail}"), seat
+                    termination, detail, loser = (Termination.FORFEIT,
+                                                  fault.forfeit_detail(), seat)
                     break
                 self._strikes[seat] = strikes
             assert action is not None
@@ -321,20 +318,6 @@ class GameRunner:
             places, winner = forfeit_places(cfg, scores, loser)
         else:
             places, winner = (0,) * cfg.players, None
-        record: dict[str, Any] = game.to_record()
-        record.update({
-            "game_id": self.game_id,
-            "seats": list(self.names),
-            "termination": termination.value,
-            "detail": detail,
-            "places": list(places),
-            "winner": winner,
-            "time_control": str(self.tc),
-            "fault_policy": str(self.policy),
-            "decision_ms": self.decision_ms,
-            "faults": [f.to_dict() for f in self.faults],
-            "started_at": started_at,
-        })
         self._queue_events()
         # A fault's detail can name the faulting seat's cards (an illegal action lists its
         # legal ones): only that seat and the stored record get it; the others learn who
@@ -347,6 +330,41 @@ class GameRunner:
                 self.game_id, termination=termination.value, scores=scores, places=places,
                 seat=seat, winner_team=winner, forfeit_seat=loser,
                 detail=detail if seat == loser else public, hands_played=len(game.hands)))
-        return GameResult(self.game_id, self.names, termination, scores, places, winner,
-                          len(game.hands), tuple(self.faults), record,
-                          time.monotonic() - start, detail)
+        return game_result(self.game_id, self.names, termination, detail, game=game,
+                           places=places, winner=winner, tc=self.tc, policy=self.policy,
+                           decision_ms=self.decision_ms, faults=self.faults,
+                           started_at=started_at, duration_s=time.monotonic() - start)
+
+
+def game_result(game_id: str, seats: Sequence[str], termination: Termination, detail: str,
+                *, game: Game | None, places: Sequence[int] | None = None,
+                winner: int | None = None, tc: TimeControl | None = None,
+                policy: FaultPolicy | None = None, decision_ms: Sequence[float] = (),
+                faults: Sequence[Fault] = (), started_at: float | None = None,
+                duration_s: float = 0.0, hands: int | None = None) -> GameResult:
+    """A game's result and its record (the engine's record of ``game`` plus who sat
+    where, how it ended, the clock, the faults and the decision times): the one place a
+    result is put together, for a played game, a forfeit before the first deal and a game
+    cut off before it began (``game`` None: no record of play, no scores). ``hands``:
+    the hands played (default: the hands ``game`` dealt)."""
+    if hands is None:
+        hands = len(game.hands) if game is not None else 0
+    scores = tuple(game.scores) if game is not None else ()
+    places = tuple(places) if places is not None else (0,) * len(seats)
+    record: dict[str, Any] = game.to_record() if game is not None else {}
+    record.update({
+        "game_id": game_id,
+        "seats": list(seats),
+        "termination": termination.value,
+        "detail": detail,
+        "places": list(places),
+        "winner": winner,
+        "time_control": str(tc or TimeControl()),
+        "fault_policy": str(policy or FaultPolicy()),
+        "decision_ms": list(decision_ms),
+        "faults": [f.to_dict() for f in faults],
+        "started_at": time.time() if started_at is None else started_at,
+    })
+    return GameResult(game_id, tuple(seats), termination, scores, places, winner,
+                      hands, tuple(faults), record,
+                      duration_s, detail)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from harness.errors import ConfigError
@@ -31,16 +32,49 @@ class Termination(enum.Enum):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Fault:
+    """One fault of one seat. ``detail`` says what happened (a start-up failure: why the
+    bot did not start, without its name); ``log_tail`` is what a start-up failure quotes
+    of the bot's log (``its log PATH ends: WORDS``), kept apart from ``detail`` because a
+    bot's output may hold anything: operators see it, public pages never do."""
+
     seat: int
     bot: str
     kind: FaultKind
     detail: str
     hand: int = 0
     decision: int = 0  # index of the decision within the game
+    log_tail: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seat": self.seat, "bot": self.bot, "kind": self.kind.value,
-                "detail": self.detail, "hand": self.hand, "decision": self.decision}
+        data: dict[str, Any] = {"seat": self.seat, "bot": self.bot, "kind": self.kind.value,
+                                "detail": self.detail, "hand": self.hand,
+                                "decision": self.decision}
+        if self.log_tail:
+            data["log_tail"] = self.log_tail
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Fault:
+        """The inverse of :meth:`to_dict`."""
+        return cls(data["seat"], data["bot"], FaultKind(data["kind"]), data["detail"],
+                   data.get("hand", 0), data.get("decision", 0), data.get("log_tail", ""))
+
+    def explained(self) -> str:
+        """``detail``'s first line and the quote of the bot's log, on one line: what an
+        operator is told (e.g. "exited with code 1 before the handshake; its log PATH
+        ends: ModuleNotFoundError: No module named 'grpc'")."""
+        first = self.detail.split("\n", 1)[0]
+        return f"{first}; {self.log_tail}" if self.log_tail else first
+
+    def forfeit_detail(self) -> str:
+        """The detail of the game this fault forfeited: "seat S (BOT) forfeits: KIND:
+        DETAIL" (never the log's quote: a game's detail is public)."""
+        return f"seat {self.seat} ({self.bot}) forfeits: {self.kind.value}: {self.detail}"
+
+
+FATAL = frozenset({FaultKind.DISCONNECT, FaultKind.CRASH, FaultKind.STARTUP_FAILURE})
+"""Faults after which nobody is left to answer: they forfeit under every policy, and the
+bot is not seated again until it is back."""
 
 
 class PolicyKind(enum.Enum):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.errors import BotStartupError, ConfigError
 from harness.protocol import convert
-from harness.referee.botlog import quote_log
+from harness.referee.botlog import log_tail
 from harness.referee.boxed import BoxedBotProcess
 from harness.referee.process import BotCommand, BotProcess
 from harness.referee.server import RefereeServer
@@ -145,8 +145,8 @@ class BotPool:
             try:
                 await slot.wait_connected(self.startup_timeout)
             except TimeoutError:
-                raise BotStartupError(f"{slot.name}: remote bot did not connect within "
-                                      f"{self.startup_timeout:g}s") from None
+                why = f"remote bot did not connect within {self.startup_timeout:g}s"
+                raise BotStartupError(f"{slot.name}: {why}", reason=why) from None
             return
         if inst.process is not None:
             await inst.process.stop()
@@ -173,7 +173,8 @@ class BotPool:
         await proc.stop()
         why = (f"exited with code {proc.returncode} before the handshake"
                if exited in done else f"no handshake within {self.startup_timeout:g}s")
-        raise BotStartupError(f"{slot.name}: {why}{quote_log(proc.log_path)}")
+        tail = log_tail(proc.log_path)
+        raise BotStartupError(f"{slot.name}: {why}; {tail}", reason=why, log_tail=tail)
 
     async def close(self) -> None:
         procs = [i.process for lst in self._instances.values() for i in lst if i.process]

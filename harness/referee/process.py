@@ -93,8 +93,8 @@ class BotProcess:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log = CappedLog(self.log_path, self.command.log_limit)
         except OSError as e:
-            raise BotStartupError(f"{self.name}: cannot write its log {self.log_path}: "
-                                  f"{e.strerror or e}") from e
+            why = f"cannot write its log {self.log_path}: {e.strerror or e}"
+            raise BotStartupError(f"{self.name}: {why}", reason=why) from e
         # The log shows the command with {token} unexpanded: a secret is never logged.
         shown = [_substitute(a, {**subst, "token": "{token}"}) for a in self.command.command]
         self._log.write(f"{START_MARK}{shlex.join(shown)}\n".encode())
@@ -103,7 +103,8 @@ class BotProcess:
         except (OSError, HarnessError) as e:
             self._log.write(f"--- cannot start: {e}\n".encode())
             self._close_log()
-            raise BotStartupError(f"{self.name}: cannot start {shown[0]!r}: {e}") from e
+            why = f"cannot start {shown[0]!r}: {e}"
+            raise BotStartupError(f"{self.name}: {why}", reason=why) from e
         assert self._proc.stdout is not None
         self._pump = asyncio.ensure_future(_copy(self._proc.stdout, self._log))
 

@@ -36,10 +36,9 @@ class Suit(enum.IntEnum):
 
     @classmethod
     def parse(cls, text: str) -> Suit:
-        key = text.strip().lower()
-        for suit in cls:
-            if key in (suit.letter, suit.name.lower()):
-                return suit
+        suit = _SUIT_NAMES.get(text.strip().lower())
+        if suit is not None:
+            return suit
         raise ValueError(f"not a suit: {text!r} (expected one of c, d, h, s)")
 
 
@@ -49,6 +48,9 @@ _SAME_COLOUR = {
     Suit.DIAMONDS: Suit.HEARTS,
     Suit.HEARTS: Suit.DIAMONDS,
 }
+
+
+_SUIT_NAMES = {key: suit for suit in Suit for key in (suit.letter, suit.name.lower())}
 
 
 class Rank(enum.IntEnum):

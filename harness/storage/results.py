@@ -192,15 +192,15 @@ def _enum_value(kind: type[_Outcome], value: str, game_key: str) -> _Outcome:
 
 def _row_to_game(row: tuple[Any, ...], stored: tuple[tuple[Any, ...], ...]) -> GameRow:
     """A game row from its columns and its fault rows ``(seat, bot, kind, detail)``. The
-    faults' hand and decision come from the record's copy of the faults when it has one
-    per stored fault (the faults table does not keep them)."""
+    faults' hand, decision and log tail come from the record's copy of the faults when it
+    has one per stored fault (the faults table does not keep them)."""
     record: dict[str, Any] = json.loads(row[13])
     listed = record.get("faults")
     if not (isinstance(listed, list) and len(listed) == len(stored)):
         listed = [{}] * len(stored)
     faults = tuple(
         Fault(seat, bot, _enum_value(FaultKind, kind, row[2]), detail,
-              where.get("hand", 0), where.get("decision", 0))
+              where.get("hand", 0), where.get("decision", 0), where.get("log_tail", ""))
         for (seat, bot, kind, detail), where in zip(stored, listed, strict=True)
     )
     return GameRow(

@@ -7,7 +7,7 @@ Routes, all ``GET``:
 * ``/events`` and ``/t/{id}/events``: their server-sent event streams, one JSON message
   as soon as a stream opens and another whenever the data changes (bursts are merged:
   at most one message per :data:`MIN_INTERVAL_S`). The message is built once per change
-  for every client (:mod:`harness.tournament.feed`); at most :data:`MAX_STREAMS` streams
+  for every client (:mod:`harness.web.feed`); at most :data:`MAX_STREAMS` streams
   are open at once, more are answered ``503``;
 * ``/api/tournaments`` and ``/api/t/{id}``: the same JSON once;
 * ``/t/{id}/replay?game=KEY``: a stored game's replay page, drawn on request;
@@ -28,63 +28,28 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import re
-from collections.abc import AsyncIterator, Callable, Collection
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from aiohttp import web
 
 from harness.storage.results import GameRow, ResultsStore
 from harness.tournament.config import TournamentConfig
-from harness.tournament.feed import (
-    HEADERS,
-    KEEPALIVE_S,
-    MAX_STREAMS,
-    MIN_INTERVAL_S,
-    Feed,
-    StreamLimit,
-    serve_stream,
-)
-from harness.tournament.httpguard import (
-    BODY_TIMEOUT_S,
-    IDLE_TIMEOUT_S,
-    ConnectionGuard,
-    GuardedSite,
-)
 from harness.tournament.runner import store_path
 from harness.tournament.schedule import group_of
 from harness.tournament.service import TournamentService
-from harness.web import replay_html
-from harness.web.data import game_summary
+from harness.web.feed import HEADERS, KEEPALIVE_S, MAX_STREAMS, MIN_INTERVAL_S, Feed
 from harness.web.live_pages import index_page, tournament_page
 from harness.web.report import REPLAY_DIR
+from harness.web.site import Held, LiveSite, game_view, html, latest_shown, replay_page
 
 __all__ = ["HEADERS", "KEEPALIVE_S", "MAX_STREAMS", "MIN_INTERVAL_S", "LiveServer",
-           "LiveSite", "game_view", "html", "latest_shown", "replay_page",
            "tournament_view"]
 
 RECENT_GAMES = 10
 RATE_WINDOW = 20  # the rate is measured over this many latest games
 _PAGE_FILE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*\.(html|css|js)")
-
-Held = Callable[[list[GameRow]], Collection[str]]
-"""Given stored games, the keys of those a public page must not show yet."""
-
-
-def latest_shown(store: ResultsStore, tournament_id: str, count: int,
-                 held: Held) -> list[GameRow]:
-    """The ``count`` most recently stored games that ``held`` lets through, newest
-    first (``held`` is asked after the games are read)."""
-    limit = count
-    while True:
-        rows = store.latest_games(tournament_id, limit)
-        hidden = held(rows)
-        kept = [r for r in rows if r.game_key not in hidden]
-        if len(kept) >= count or len(rows) < limit:
-            return kept[:count]
-        limit *= 2
-
 
 def _group_holdback(config: TournamentConfig | None, store: ResultsStore,
                     tournament_id: str) -> Held:
@@ -109,16 +74,6 @@ def _rate(rows: list[GameRow]) -> float | None:
     times = sorted(dt.datetime.fromisoformat(r.finished_at).timestamp() for r in rows)
     span = times[-1] - times[0]
     return 60.0 * (len(rows) - 1) / span if span > 0 else None
-
-
-def game_view(row: GameRow, replay_prefix: str) -> dict[str, Any]:
-    """A recent game as the live pages show it; its replay page is
-    ``replay_prefix`` followed by the quoted game key."""
-    g = game_summary(row)
-    return {"key": g.key, "seats": list(g.seats), "scores": list(g.scores),
-            "winners": list(g.winners), "termination": g.termination, "hands": g.hands,
-            "faults": g.faults, "finished_at": row.finished_at,
-            "replay": replay_prefix + quote(g.key, safe="")}
 
 
 def tournament_view(service: TournamentService, tournament_id: str) -> dict[str, Any]:
@@ -147,48 +102,6 @@ def _summary(view: dict[str, Any]) -> dict[str, Any]:
     out = {k: view[k] for k in keys}
     out["leader"] = view["standings"][0]["name"] if view["standings"] else None
     return out
-
-
-class LiveSite:
-    """Read-only pages on ``host:port`` in the running event loop: ``routes`` and a
-    quiet ``/favicon.ico``; at most ``max_streams`` event streams open at once, and
-    every connection held to ``guard``'s limits (:mod:`harness.tournament.httpguard`).
-    ``_closing`` is set when it stops, to end the streams."""
-
-    def __init__(self, host: str, port: int, routes: list[web.RouteDef], *,
-                 max_streams: int = MAX_STREAMS, guard: ConnectionGuard | None = None) -> None:
-        self.host = host
-        self.port = port
-        self._closing = asyncio.Event()
-        self.streams = StreamLimit(max_streams)
-        self.guard = guard or ConnectionGuard()
-        app = web.Application(middlewares=[self.guard.middleware()])
-        app.on_shutdown.append(self._on_shutdown)
-        app.add_routes([*routes, web.get("/favicon.ico", _no_icon)])
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=5.0,
-                                     keepalive_timeout=IDLE_TIMEOUT_S,
-                                     lingering_time=BODY_TIMEOUT_S)
-
-    async def start(self) -> str:
-        """Listen; return the page's address (``http://HOST:PORT/``)."""
-        await self._runner.setup()
-        await GuardedSite(self._runner, self.host, self.port, self.guard).start()
-        host, port = self._runner.addresses[0][:2]
-        return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
-
-    async def stop(self) -> None:
-        await self._runner.cleanup()
-
-    async def stream(self, request: web.Request, feed: Feed) -> web.StreamResponse:
-        """Answer an event stream's client with ``feed``'s messages."""
-        return await serve_stream(request, feed, self.streams, self._closing)
-
-    async def _on_shutdown(self, app: web.Application) -> None:
-        self._closing.set()  # ends the event streams
-
-
-async def _no_icon(request: web.Request) -> web.Response:
-    return web.Response(status=204)  # browsers ask; a 404 would be a console error
 
 
 class LiveServer(LiveSite):
@@ -299,22 +212,3 @@ class LiveServer(LiveSite):
         if feed is None:
             feed = self._feeds[tid] = Feed(lambda: self.view(tid), self._changes)
         return await self.stream(request, feed)
-
-
-async def replay_page(find: Callable[[], GameRow | None], missing: str) -> web.Response:
-    """The replay page of the stored game ``find`` returns (it runs in a worker
-    thread); 404 with ``missing`` when there is none."""
-
-    def page() -> str | None:
-        row = find()
-        return None if row is None else replay_html(dict(row.record))
-
-    text = await asyncio.to_thread(page)
-    if text is None:
-        raise web.HTTPNotFound(text=missing)
-    return html(text)
-
-
-def html(text: str) -> web.Response:
-    """An HTML page with the live pages' headers."""
-    return web.Response(text=text, content_type="text/html", headers=HEADERS)

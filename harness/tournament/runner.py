@@ -9,6 +9,11 @@ remote bot nobody started) stops the run with :class:`StartupFailuresError`; the
 it forfeited in that streak are not stored, so they are played again on resume. A bot
 that started in this run and then fails to show up left: those forfeits are stored at
 once (leaving never un-plays a game). Every count the run reports is of stored games.
+
+The games are stored on a thread of their own, in the order they ended
+(:class:`~harness.competition.storing.GameWriter`, as the ladder stores its games), so
+that a slow disk never holds up the loop that times the bots' decisions; a game is
+counted once its write has returned, and once a write failed nothing more is stored.
 """
 
 from __future__ import annotations
@@ -21,12 +26,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.competition.storing import GameWriter
 from harness.errors import ClusterError, ConfigError, StartupFailuresError
 from harness.referee.arena import Arena
 from harness.referee.inprocess import BotFactory
 from harness.referee.outcome import FaultKind, GameResult, Termination
 from harness.referee.server import RefereeServer
-from harness.results.rows import to_row
 from harness.storage.lock import exclusive_writer
 from harness.storage.results import GameRow, ResultsStore
 from harness.tournament.config import TournamentConfig
@@ -154,6 +159,7 @@ class TournamentRunner:
         self._failure: str | None = None  # why the run stopped itself
         self._lost: ClusterError | None = None  # the cluster was lost
         self._player: GamePlayer | None = None  # while the games are being played
+        self._writer: GameWriter | None = None  # stores the games, while it runs
 
     @property
     def playing(self) -> bool:
@@ -179,9 +185,11 @@ class TournamentRunner:
             self._extend_if_only_games_grew(store)
             store.ensure_tournament(cfg.id, cfg.name, cfg.to_dict())
             store.set_status(cfg.id, "running")
+            self._writer = GameWriter(store, cfg.id, stop_after_failure=True)
             try:
                 await self._run(store)
             finally:
+                await self._writer.aclose()  # every game handed over is stored
                 status = ("finished" if self.state.finished else "interrupted")
                 store.set_status(cfg.id, status)
         if self._failure is not None:
@@ -287,16 +295,31 @@ class TournamentRunner:
 
         streaks = _StartupStreaks(self.max_startup_failures or 1 << 62)
 
-        def store_games(played: Sequence[Played]) -> None:
-            """Store games and count them: ``state.done`` is what the store holds."""
-            for game, result in played:
-                store.record_game(to_row(cfg.id, game, result))
+        writer = self._writer
+        assert writer is not None
+        broken = False  # a write failed: every worker stops, whatever it was awaiting
+
+        async def store_games(played: Sequence[Played]) -> None:
+            """Store games (on the writer's thread, in order) and count them once they
+            are stored: ``state.done`` is what the store holds. A write that fails stops
+            the run (its error is raised) even in a worker whose cancellation was lost."""
+            nonlocal broken
+            if not played:
+                return
+            try:
+                await writer.store_games(played)
+            except Exception:
+                broken = True
+                player.stop()
+                raise
+            for _, result in played:
                 state.done += 1
                 state.faults.update(f.kind.value for f in result.faults)
 
         async def worker() -> None:
             nonlocal outstanding
-            while not self.stop.is_set() and self._failure is None and self._lost is None:
+            while (not self.stop.is_set() and self._failure is None and self._lost is None
+                   and not broken):
                 async with changed:
                     game = None if fmt.done() else next_game()
                     while (game is None and outstanding and not fmt.done()
@@ -323,10 +346,10 @@ class TournamentRunner:
                 if result.termination is Termination.INTERRUPTED:
                     state.interrupted += 1
                     continue  # not stored: played again on resume
-                if self._failure is not None:
+                if self._failure is not None or broken:
                     continue  # the run is stopping: not stored, played again on resume
                 to_store, failing = streaks.add((game, result), where)
-                store_games(to_store)
+                await store_games(to_store)
                 if failing is not None:
                     self._stop_for(player, failing, result, where,
                                    left=failing in streaks.started)
@@ -358,7 +381,7 @@ class TournamentRunner:
                                f"run the same command again to resume")
         if self._failure is not None:
             return  # the held-back forfeits are dropped: played again on resume
-        store_games(streaks.release_all())
+        await store_games(streaks.release_all())
         state.status = fmt.status()
         state.finished = not self.stop.is_set() and state.interrupted == 0
         if self.on_progress:
@@ -394,10 +417,8 @@ def startup_failure_reason(bot: str, result: GameResult) -> str:
     """Why ``bot`` did not start in ``result`` (a game it forfeited by a start-up
     failure), on one line: e.g. "exited with code 1 before the handshake; its log PATH
     ends: ModuleNotFoundError: No module named 'grpc'"."""
-    detail = next(f.detail for f in result.faults
-                  if f.kind is FaultKind.STARTUP_FAILURE and f.bot == bot)
-    why = detail.split("startup_failure: ", 1)[-1].splitlines()[0]
-    return why.removeprefix(f"{bot}: ")
+    return next(f.explained() for f in result.faults
+                if f.kind is FaultKind.STARTUP_FAILURE and f.bot == bot)
 
 
 def startup_failures_message(bot: str, times: int, result: GameResult, *, on: str = "",

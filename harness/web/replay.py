@@ -204,8 +204,8 @@ def _hand_view(game: Game, recorded: Hand, names: Sequence[str], scores: list[in
 
 
 def _first_line(detail: object) -> str:
-    """A fault's detail as the page shows it: its first line, without the quote of the
-    bot's log (a bot that failed to start), which can hold anything it printed."""
+    """A fault's detail as the page shows it: its first line. A fault's log tail is never
+    shown; a detail stored by an earlier version, which held it, is cut before it."""
     return without_log_quote(str(detail or "").split("\n", 1)[0])
 
 

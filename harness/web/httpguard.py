@@ -22,8 +22,8 @@ A refused connection gets ``503 Service Unavailable`` and is closed at once, bef
 the next is accepted, so refusing costs no more than one file for a moment; a
 connection over a time limit is cut. Should the process run out of files all the same,
 accepting pauses for a second. Event streams, once answered, are held open (at
-most :data:`~harness.tournament.feed.MAX_STREAMS`) and send to a client that reads too
-slowly only for :data:`~harness.tournament.feed.WRITE_TIMEOUT_S`. Each refusal is logged
+most :data:`~harness.web.feed.MAX_STREAMS`) and send to a client that reads too
+slowly only for :data:`~harness.web.feed.WRITE_TIMEOUT_S`. Each refusal is logged
 as a warning, which the long-running commands fold into one line per interval
 (:mod:`harness.web.logfold`).
 """

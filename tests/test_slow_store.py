@@ -1,0 +1,113 @@
+"""Nothing blocks the loop that times the bots: with a store whose every game write takes
+a second (made slow on purpose, in this process), a real bot over real gRPC that answers
+each decision in about 20 ms never gets a time fault under a 50 ms limit, in a tournament
+run and on a ladder, while other games end and are stored beside its own.
+
+Were the writes on the loop, a decision in flight while another game is stored would be
+read a second late and charged to the bot: more than its 50 ms and its bank. The bank
+(0.5 s a game) only absorbs the jitter of a loaded machine."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.ladder import runtime as ladder_runtime
+from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.referee.outcome import FaultKind, TimeControl
+from harness.referee.pool import Entrant
+from harness.referee.process import BotCommand
+from harness.rules.config import Form, RulesConfig
+from harness.storage.results import GameRow, ResultsStore
+from harness.tournament import runner as tournament_runner
+from harness.tournament.config import load_config
+from harness.tournament.runner import TournamentRunner, store_path
+
+REPO = Path(__file__).resolve().parent.parent
+WRITE_SECONDS = 1.0
+TC = "0.05+0.5"
+PROMPT = (sys.executable, "-m", "sample_bots.faulty_bot", "--mode", "late", "--after", "1",
+          "--delay", "0.02")  # answers each decision (but its first) 20 ms late
+
+
+class SlowStore(ResultsStore):
+    """A results store whose game writes take :data:`WRITE_SECONDS` (a slow disk)."""
+
+    def record_game(self, game: GameRow) -> bool:
+        time.sleep(WRITE_SECONDS)
+        return super().record_game(game)
+
+
+def _timeouts(rows: list[GameRow]) -> list[str]:
+    return [f"{row.game_key}: {f.bot} {f.detail}" for row in rows for f in row.faults
+            if f.kind is FaultKind.TIMEOUT]
+
+
+def test_a_slow_store_never_costs_a_tournament_bot_its_clock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tournament_runner, "ResultsStore", SlowStore)
+    command = " ".join(("{python}", *PROMPT[1:]))
+    path = tmp_path / "t.toml"
+    path.write_text(f"""
+name = "slow"
+output = "{tmp_path / 'out'}"
+games = 3
+concurrency = 2
+tc = "{TC}"
+
+[rules]
+form = "two-handed"
+target = 5
+
+[[bot]]
+name = "prompt-a"
+command = "{command}"
+
+[[bot]]
+name = "prompt-b"
+command = "{command}"
+""")
+    config = load_config(path)
+    state = asyncio.run(asyncio.wait_for(TournamentRunner(config).run(), 240))
+    assert state.finished and state.done == 6
+    with ResultsStore(store_path(tmp_path / "out")) as store:
+        rows = list(store.games(config.id))
+    assert len(rows) == 6
+    assert _timeouts(rows) == []
+    assert all(not row.faults for row in rows), [f for row in rows for f in row.faults]
+
+
+def test_a_slow_store_never_costs_a_ladder_bot_its_clock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ladder_runtime, "ResultsStore", SlowStore)
+    bots = tuple((Entrant(name, BotCommand(PROMPT, cwd=str(REPO))), 4)
+                 for name in ("prompt-a", "prompt-b"))
+    settings = LadderSettings(store=tmp_path / "ladder.sqlite", log_dir=tmp_path / "logs",
+                              rules=RulesConfig(form=Form.TWO_HANDED, target=5),
+                              time_control=TimeControl.parse(TC), concurrency=2,
+                              house=bots, poll_seconds=0.2)
+
+    async def scenario() -> list[GameRow]:
+        stop = asyncio.Event()
+        runtime = LadderRuntime(settings, stop=stop)
+        ladder = asyncio.ensure_future(runtime.run())
+        try:
+            deadline = time.monotonic() + 180
+            while runtime.results.count_games(settings.ladder_id) < 6:
+                assert not ladder.done(), ladder
+                assert time.monotonic() < deadline, "timed out waiting for 6 games"
+                await asyncio.sleep(0.1)
+        finally:
+            stop.set()
+            await asyncio.wait_for(ladder, 60)
+        rows = list(runtime.results.games(settings.ladder_id))
+        runtime.close()
+        return rows
+
+    rows = asyncio.run(scenario())
+    assert len(rows) >= 6
+    assert _timeouts(rows) == []
