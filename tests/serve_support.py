@@ -10,13 +10,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import grpc
+from waiting import WAIT_S, wait_for
 
 from harness.ladder.matchmaking import SetStatus
 from harness.ladder.sets import SetLog
@@ -24,7 +24,6 @@ from harness.protocol import operator as op
 from harness.storage.ladder import LadderStore
 
 REPO = Path(__file__).resolve().parent.parent
-WAIT_S = 120.0  # for anything a test waits on: the machine may be shared and slow
 STOP_TIMEOUT_S = 90.0
 
 TWO_HANDED = """
@@ -58,24 +57,6 @@ def delayed_random_bot(delay_s: float) -> str:
     code = (f"import runpy, sys, time; time.sleep({delay_s}); sys.argv = ['random_bot']; "
             f"runpy.run_module('sample_bots.random_bot', run_name='__main__')")
     return f"['{{python}}', '-c', \"{code}\"]"
-
-
-def wait_for(check: Callable[[], object], what: str, timeout: float = WAIT_S, *,
-             proc: subprocess.Popen[Any] | None = None, log: Path | None = None) -> None:
-    """Poll ``check()`` until it is true. With ``proc``, fail as soon as that process
-    has exited; a failure shows ``log`` (where the process writes) if given."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        status = None if proc is None else proc.poll()
-        if status is not None and check():
-            return
-        if status is not None or time.monotonic() > deadline:
-            why = (f"timed out after {timeout:.0f} s" if status is None
-                   else f"the process exited with status {status}")
-            shown = log.read_text() if log is not None and log.exists() else ""
-            raise AssertionError(f"{why} waiting for {what}"
-                                 + (f"; its output:\n{shown}" if shown else ""))
-        time.sleep(0.1)
 
 
 def said(log: Path, marker: str) -> str:

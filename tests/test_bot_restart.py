@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from serve_support import REPO, Ladder, Started, end, wait_for
+from serve_support import REPO, Ladder, Started, end
 from test_node_bot import NODE_BOT, require_node
+from waiting import wait_for
 
 # The bots wait for the restarted ladder as long as it takes to start on a busy machine.
 PATIENT = ("--give-up-after", "600")

@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from serve_support import WAIT_S, Started, end, wait_for_address
+from serve_support import Started, end, wait_for_address
+from waiting import WAIT_S
 
 from harness.cli import build_parser
 from harness.cli._tournament import load

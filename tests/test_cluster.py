@@ -19,7 +19,7 @@ import psutil
 import pytest
 from cluster_support import free_port, start_cluster, stop
 from distributed import Client, LocalCluster
-from serve_support import wait_for
+from waiting import wait_for
 
 from harness.cli import build_parser
 from harness.cli._tournament import overrides

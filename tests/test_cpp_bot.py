@@ -18,16 +18,15 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from build_support import build_lock
 from sandbox_support import play_over_unix
-from serve_support import Ladder, Started, end, wait_for
+from serve_support import Ladder, Started, end
 from tls_support import make_certificates
+from waiting import wait_for, wait_until
 
 from harness.protocol import rpb
 from harness.protocol.tls import server_tls
@@ -206,13 +205,6 @@ async def refused_while_shutting_down_then_welcomed(exe: Path, refused: list[int
             await proc.wait()
     assert code == 0, err
     return err
-
-
-async def wait_until(check: Callable[[], object], what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.05)
 
 
 def test_cpp_bot_retries_a_shutting_down_refusal_and_plays_the_next_referee(

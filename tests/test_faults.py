@@ -28,12 +28,13 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
 import pytest
+from waiting import wait_until
 
 from harness._generated.euchre.v1 import referee_pb2 as rpb
 from harness._generated.euchre.v1 import referee_pb2_grpc as rpc
@@ -80,14 +81,6 @@ def run(coro: Coroutine[Any, Any, T], timeout: float = 120.0) -> T:
     async def bounded() -> T:
         return await asyncio.wait_for(coro, timeout)
     return asyncio.run(bounded())
-
-
-async def wait_until(cond: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)
 
 
 @contextlib.asynccontextmanager
@@ -281,7 +274,7 @@ def test_late_reply_times_out_and_is_then_ignored(tmp_path: Path, sent: Sent) ->
             (timeout,) = sent.of_kind("late", "fault")
             assert (timeout.kind, timeout.strikes) == (rpb.FAULT_KIND_TIMEOUT, 1)
             await wait_until(lambda: f"answered request {timeout.request_id} 2s late"
-                             in log_text(a, "late"), 30, "the late reply")
+                             in log_text(a, "late"), timeout=30, what="the late reply")
             await asyncio.sleep(0.2)
             assert session.violation is None and late.slot.live
             assert "game over: g1 GAME_TERMINATION_FORFEIT place=2" in log_text(a, "late")
@@ -460,8 +453,8 @@ def test_late_reply_notice_after_a_game_does_not_open_the_next(tmp_path: Path,
             r1 = await a.play("g1", TWO, first_to_act(TWO, 0), ["late", "random"],
                               time_control=FAST)
             assert_forfeit(r1, TWO, 0, "late", FaultKind.TIMEOUT)
-            await wait_until(lambda: "answered request" in log_text(a, "late"), 30,
-                             "the late reply")
+            await wait_until(lambda: "answered request" in log_text(a, "late"), timeout=30,
+                             what="the late reply")
             await asyncio.sleep(0.3)
             before = len(sent.to("late"))
             await a.play("g2", TWO, 2, ["late", "random"], time_control=FAST)
@@ -658,10 +651,10 @@ def test_stolen_token_is_refused_and_the_victim_plays_on(tmp_path: Path, sent: S
                                       f"--other-token={victim.slot.token}") as thief:
                 game = asyncio.ensure_future(
                     a.play("g1", TWO, 10, ["random", "slow"], time_control=ROOMY))
-                await wait_until(lambda: victim.slot.state is SlotState.PLAYING, 10,
-                                 "the game to start")
+                await wait_until(lambda: victim.slot.state is SlotState.PLAYING, timeout=10,
+                                 what="the game to start")
                 await wait_until(lambda: len(sent.of_kind("random", "decision_request")) >= 2,
-                                 10, "the game to be under way")
+                                 timeout=10, what="the game to be under way")
                 session = victim.slot.session
                 assert session is not None
                 await thief.go()
@@ -709,7 +702,7 @@ def test_second_stream_is_refused_and_the_first_plays_on(tmp_path: Path, sent: S
             assert session is not None and two.slot.live
             assert re.findall(r"welcome: session (\S+)", text) == [session.id]
             await wait_until(lambda: "game over: g1 GAME_TERMINATION_NORMAL"
-                             in log_text(a, "two"), 30, "the bot to see its game over")
+                             in log_text(a, "two"), timeout=30, what="the bot to see its game over")
             assert two.slot.faults == 0
             first = pid(two)
             r2 = await a.play("g2", TWO, 12, ["random", "two"], time_control=ROOMY)
@@ -734,11 +727,12 @@ def test_shutdown_interrupts_a_running_game(tmp_path: Path, sent: Sent) -> None:
                 game = asyncio.ensure_future(a.play("g1", TWO, 13, ["slow", "slow"],
                                                     time_control=TimeControl(2.0, 0.0)))
                 await wait_until(lambda: sum(len(sent.of_kind("slow", "decision_request", i))
-                                             for i in range(2)) >= 2, 10,
-                                 "the game to be under way")
+                                             for i in range(2)) >= 2, timeout=10,
+                                 what="the game to be under way")
                 t0 = time.monotonic()
                 stopping = asyncio.ensure_future(a.server.stop())
-                await wait_until(lambda: a.server.shutting_down, 10, "the shutdown to begin")
+                await wait_until(lambda: a.server.shutting_down, timeout=10,
+                                 what="the shutdown to begin")
                 await bot.go()
                 code, err, _ = await bot.result()
                 await asyncio.wait_for(stopping, 60)

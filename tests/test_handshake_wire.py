@@ -11,7 +11,8 @@ from pathlib import Path
 
 import grpc
 import pytest
-from test_faults import RANDOM, arena, list_bots, run, wait_until
+from test_faults import RANDOM, arena, list_bots, run
+from waiting import wait_until
 
 from harness.protocol import ConnectRequest, ConnectResponse, RefereeServiceStub, messages, rpb
 from harness.referee.pool import Entrant
@@ -104,7 +105,7 @@ def test_two_simultaneous_hellos_with_one_token_get_one_welcome(tmp_path: Path) 
                     assert slot.session.id == welcome.session_id
                     for s in streams:
                         s.call.cancel()
-                    await wait_until(lambda: not slot.live, 30, "the stream to end")
+                    await wait_until(lambda: not slot.live, timeout=30, what="the stream to end")
             finally:
                 for c in channels:
                     await c.close()
@@ -149,7 +150,7 @@ def test_a_game_never_writes_to_a_stream_before_its_welcome_is_sent(tmp_path: Pa
             context = OneWriteAtATime()
             handshake = asyncio.ensure_future(RefereeServicer(a.server)._handshake(
                 messages.hello("slow-welcome", "1", TOKEN), context))  # type: ignore[arg-type]
-            await wait_until(lambda: inst.slot.live, 30.0, "the seat to be claimed")
+            await wait_until(lambda: inst.slot.live, timeout=30.0, what="the seat to be claimed")
 
             async def game() -> None:
                 await a.pool.ready(inst)

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from sandbox_support import require_boxes
-from serve_support import REPO, WAIT_S, end
+from serve_support import REPO, end
 from submit_support import (
     HOUSE,
     OPERATOR_TOKEN,
@@ -34,6 +34,7 @@ from submit_support import (
     tar_gz,
 )
 from test_cpp_bot import cpp_bot  # noqa: F401  (a fixture: the executable, built once)
+from waiting import WAIT_S
 
 from harness.protocol import ladder as lp
 from harness.storage.results import ResultsStore

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import grpc
 import pytest
-from serve_support import REPO, WAIT_S, Ladder, config, serve, stub, wait_for
+from serve_support import REPO, Ladder, config, serve, stub
+from waiting import WAIT_S, wait_for
 
 from harness.protocol import operator as op
 from harness.storage.results import ResultsStore

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import grpc
 import pytest
-from serve_support import stub, wait_for
+from serve_support import stub
+from waiting import wait_for
 
 from harness.protocol import operator as op
 from harness.storage.results import ResultsStore

@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from serve_support import REPO, WAIT_S, Ladder, end, random_bots
+from serve_support import REPO, Ladder, end, random_bots
+from waiting import WAIT_S
 
 from harness.ladder.matchmaking import SetStatus
 from harness.ladder.ratings import LadderRatings

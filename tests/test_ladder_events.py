@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+from waiting import wait_until
+
 from harness.ladder import events as ev
 from harness.protocol import ladder as lp
 
@@ -26,8 +28,7 @@ def test_watchers_get_events_from_their_subscription_until_close() -> None:
         first: list[str] = []
         second: list[str] = []
         tasks = [asyncio.ensure_future(_collect(feed, out)) for out in (first, second)]
-        while feed.watchers < 2:
-            await asyncio.sleep(0)
+        await wait_until(lambda: feed.watchers >= 2, "both watchers", interval=0)
         feed.publish(_connected("a"))
         feed.publish(_connected("b"))
         feed.close()
@@ -44,8 +45,7 @@ def test_a_watcher_that_falls_behind_loses_its_oldest_events() -> None:
         seen: list[str] = []
         stream = feed.watch()
         first = asyncio.ensure_future(anext(stream))
-        while feed.watchers < 1:
-            await asyncio.sleep(0)
+        await wait_until(lambda: feed.watchers >= 1, "the watcher", interval=0)
         for i in range(ev.QUEUE_SIZE + 5):
             feed.publish(_connected(str(i)))
         seen.append((await first).bot_connected.name)

@@ -7,10 +7,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from waiting import wait_until
 
 from harness.cli.ladder import settings_from
 from harness.errors import ConfigError, HandshakeRefused
@@ -54,16 +55,6 @@ async def _stop(runtime: LadderRuntime, stop: asyncio.Event, ladder: asyncio.Fut
     return sets
 
 
-async def _until(check: Callable[[], object], timeout: float = 120.0,
-                 state: Callable[[], object] = lambda: "") -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not check():
-        if loop.time() > end:
-            raise AssertionError(f"timed out waiting for the ladder; {state()}")
-        await asyncio.sleep(0.02)
-
-
 def test_a_registered_bot_dials_in_with_its_token_and_gets_rated(tmp_path: Path) -> None:
     settings = _settings(tmp_path)
     with LadderStore(settings.store) as store:
@@ -79,7 +70,7 @@ def test_a_registered_bot_dials_in_with_its_token_and_gets_rated(tmp_path: Path)
         address: list[str] = []
         runtime = LadderRuntime(settings, stop=stop, on_listen=address.append)
         ladder = asyncio.ensure_future(runtime.run())
-        await _until(lambda: address)
+        await wait_until(lambda: address, "the address")
         refused = []
         for bad in ("eh_0123456789abcdef_" + "x" * 43, retired.reveal(),
                     house_token.reveal()):
@@ -88,7 +79,7 @@ def test_a_registered_bot_dials_in_with_its_token_and_gets_rated(tmp_path: Path)
             refused.append(info.value.reason)
         bots = [asyncio.ensure_future(play_session(RandomBot(i), address[0], token.reveal()))
                 for i in range(2)]
-        await _until(lambda: any(s.status is SetStatus.COMPLETE
+        await wait_until(lambda: any(s.status is SetStatus.COMPLETE
                                  for s in runtime.sets.sets()))
         with pytest.raises(HandshakeRefused) as info:  # both seats of the token are live
             await play_session(RandomBot(9), address[0], token.reveal())
@@ -97,7 +88,7 @@ def test_a_registered_bot_dials_in_with_its_token_and_gets_rated(tmp_path: Path)
             _, late = Registry(late_store).register("late", "cat")
         latecomer = asyncio.ensure_future(play_session(RandomBot(5), address[0],
                                                        late.reveal()))
-        await _until(lambda: runtime.arena is not None and "late" in runtime.arena.pool.entrants
+        await wait_until(lambda: runtime.arena is not None and "late" in runtime.arena.pool.entrants
                      and runtime.arena.pool.instances("late")[0].slot.live)
         bots.append(latecomer)
         stop.set()
@@ -156,9 +147,9 @@ def test_a_bot_that_keeps_faulting_is_benched_and_gets_no_more_games(
         stop = asyncio.Event()
         runtime = LadderRuntime(settings, stop=stop)
         ladder = asyncio.ensure_future(runtime.run())
-        await _until(lambda: runtime.quarantine.benched("faulty") is not None)
+        await wait_until(lambda: runtime.quarantine.benched("faulty") is not None)
         benched_after = len(runtime.sets.sets())
-        await _until(lambda: len(runtime.sets.sets()) >= benched_after + 3)
+        await wait_until(lambda: len(runtime.sets.sets()) >= benched_after + 3)
         stop.set()
         await asyncio.wait_for(ladder, 60.0)
         bench = runtime.quarantine.benched("faulty")
@@ -207,7 +198,7 @@ def test_a_disconnect_cuts_the_set_short_and_the_bot_is_matched_again_on_return(
         address: list[str] = []
         runtime = LadderRuntime(settings, stop=stop, on_listen=address.append)
         ladder = asyncio.ensure_future(runtime.run())
-        await _until(lambda: address)
+        await wait_until(lambda: address, "the address")
 
         def connect() -> list[asyncio.Future[str]]:
             return [asyncio.ensure_future(play_session(RandomBot(i), address[0],
@@ -220,16 +211,17 @@ def test_a_disconnect_cuts_the_set_short_and_the_bot_is_matched_again_on_return(
             return f"sets {runtime.sets.sets()}, seats {seats}"
 
         bots = connect()
-        await _until(lambda: in_first_table(runtime), state=state)
+        await wait_until(lambda: in_first_table(runtime), what="the ladder", detail=state)
         for bot in bots:  # the bot goes away in the middle of the set's first game
             bot.cancel()
         await asyncio.gather(*bots, return_exceptions=True)
-        await _until(lambda: any(s.status is SetStatus.CUT_SHORT
-                                 for s in runtime.sets.sets()), state=state)
+        await wait_until(lambda: any(s.status is SetStatus.CUT_SHORT
+                                 for s in runtime.sets.sets()), what="the ladder", detail=state)
         cut = len(runtime.sets.sets())
         bots = connect()
-        await _until(lambda: any(s.status is SetStatus.COMPLETE and "visitor" in s.base
-                                 for s in runtime.sets.sets()[cut:]), state=state)
+        await wait_until(lambda: any(s.status is SetStatus.COMPLETE and "visitor" in s.base
+                                 for s in runtime.sets.sets()[cut:]),
+                         what="the ladder", detail=state)
         return await _stop(runtime, stop, ladder, bots)
 
     sets = asyncio.run(scenario())
@@ -262,10 +254,10 @@ def test_a_ladder_without_house_bots_pairs_the_registered_bots_that_dial_in(
         address: list[str] = []
         runtime = LadderRuntime(settings, stop=stop, on_listen=address.append)
         ladder = asyncio.ensure_future(runtime.run())
-        await _until(lambda: address)
+        await wait_until(lambda: address, "the address")
         bots = [asyncio.ensure_future(play_session(RandomBot(i), address[0], token.reveal()))
                 for i, token in enumerate(t for t in tokens for _ in range(2))]
-        await _until(lambda: any(s.status is SetStatus.COMPLETE for s in runtime.sets.sets()))
+        await wait_until(lambda: any(s.status is SetStatus.COMPLETE for s in runtime.sets.sets()))
         return await _stop(runtime, stop, ladder, bots)
 
     complete = [s for s in asyncio.run(scenario()) if s.status is SetStatus.COMPLETE]
@@ -296,12 +288,12 @@ def test_with_house_vs_house_off_every_set_seats_a_visitor(tmp_path: Path) -> No
         address: list[str] = []
         runtime = LadderRuntime(settings, stop=stop, on_listen=address.append)
         ladder = asyncio.ensure_future(runtime.run())
-        await _until(lambda: address)
+        await wait_until(lambda: address, "the address")
         # The ladder matches at once when it listens and again every poll (0.05 s) while
         # the visitor dials in: house-a and house-b would meet before the visitor could.
         bots = [asyncio.ensure_future(play_session(RandomBot(i), address[0], token.reveal()))
                 for i in range(2)]
-        await _until(lambda: sum(s.status is SetStatus.COMPLETE
+        await wait_until(lambda: sum(s.status is SetStatus.COMPLETE
                                  for s in runtime.sets.sets()) >= 2)
         return await _stop(runtime, stop, ladder, bots)
 
@@ -324,7 +316,7 @@ def test_the_runtime_counts_a_bots_sets_in_deal_sets_in_cutthroat(tmp_path: Path
         stop = asyncio.Event()
         runtime = LadderRuntime(settings, stop=stop)
         ladder = asyncio.ensure_future(runtime.run())
-        await _until(lambda: sum(s.status is SetStatus.COMPLETE
+        await wait_until(lambda: sum(s.status is SetStatus.COMPLETE
                                  for s in runtime.sets.sets()) >= 2)
         assert runtime.arena is not None
         seen = {c.name: c.sets for c in runtime._candidates(runtime.arena)}

@@ -14,7 +14,8 @@ import grpc
 import pytest
 from browser_support import chromium, needs_chromium
 from playwright.sync_api import Browser, Page, ViewportSize
-from serve_support import WAIT_S, config, serve, stub, watch_until
+from serve_support import config, serve, stub, watch_until
+from waiting import WAIT_S
 
 from harness.protocol import operator as op
 from harness.web.replay import VIEWER_FILES

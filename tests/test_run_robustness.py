@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from serve_support import wait_for
+from waiting import wait_for
 
 from harness.cli.progress import Progress
 from harness.errors import StoreError

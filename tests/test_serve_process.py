@@ -13,7 +13,8 @@ from pathlib import Path
 
 import grpc
 import pytest
-from serve_support import config, delayed_random_bot, serve, stub, wait_for, watch_until
+from serve_support import config, delayed_random_bot, serve, stub, watch_until
+from waiting import wait_for
 
 from harness.protocol import operator as op
 from harness.referee.outcome import FaultKind

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from serve_support import WAIT_S, ctl, serve, stub, wait_for
+from serve_support import ctl, serve, stub
+from waiting import WAIT_S, wait_for
 
 from harness.protocol import operator as op
 from harness.storage.results import ResultsStore

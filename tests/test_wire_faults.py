@@ -30,8 +30,8 @@ from test_faults import (
     registry_state,
     run,
     sent,
-    wait_until,
 )
+from waiting import wait_until
 
 from harness.protocol import rpb
 from harness.referee.arena import Arena
@@ -102,8 +102,8 @@ def test_reply_flood_is_a_protocol_violation_with_few_notices(tmp_path: Path,
             assert len(sent.to("flood")) < 100
             assert_game_over_sent(sent, r, {0: ("flood", 0), 1: ("random", 0)},
                                   rpb.GAME_TERMINATION_FORFEIT)
-            await wait_until(lambda: "dropped by the referee" in log_text(a, "flood"), 20,
-                             "the flooded stream to end")
+            await wait_until(lambda: "dropped by the referee" in log_text(a, "flood"), timeout=20,
+                             what="the flooded stream to end")
             flooder = a.pool.instances("flood")[0]
             assert flooder.process is not None and flooder.process.alive
             assert not flooder.slot.live
@@ -155,8 +155,8 @@ def test_flood_of_other_messages_in_a_game_ends_the_stream(tmp_path: Path,
             r = await violation_on_first_decision(a, "hflood")
             assert_game_over_sent(sent, r, {0: ("hflood", 0), 1: ("random", 0)},
                                   rpb.GAME_TERMINATION_FORFEIT)
-            await wait_until(lambda: "dropped by the referee" in log_text(a, "hflood"), 30,
-                             "the flooded stream to end")
+            await wait_until(lambda: "dropped by the referee" in log_text(a, "hflood"), timeout=30,
+                             what="the flooded stream to end")
             flooder = a.pool.instances("hflood")[0]
             assert flooder.process is not None and flooder.process.alive
             assert not flooder.slot.live
@@ -192,8 +192,8 @@ def _wire_fault_test(tmp_path: Path, sent: Sent, mode: str, status: str) -> None
             assert_game_over_sent(sent, r, {0: (mode, 0), 1: ("random", 0)},
                                   rpb.GAME_TERMINATION_FORFEIT)
             # What the bot itself received, in order, then how its stream ended.
-            await wait_until(lambda: "dropped by the referee" in log_text(a, mode), 20,
-                             "the stream to end")
+            await wait_until(lambda: "dropped by the referee" in log_text(a, mode), timeout=20,
+                             what="the stream to end")
             text = log_text(a, mode)
             fault = text.index("fault: FAULT_KIND_PROTOCOL_VIOLATION strikes=1")
             over = text.index("game over: g1 GAME_TERMINATION_FORFEIT place=2")
@@ -225,8 +225,8 @@ def test_message_over_the_transport_limit_is_a_disconnect(tmp_path: Path) -> Non
                          ("random", RANDOM, 2)) as a:
             r = await a.play("g1", TWO, 14, ["giant", "random"], time_control=ROOMY)
             assert_forfeit(r, TWO, 0, "giant", FaultKind.DISCONNECT)
-            await wait_until(lambda: "dropped by the referee" in log_text(a, "giant"), 20,
-                             "the bot to see its stream end")
+            await wait_until(lambda: "dropped by the referee" in log_text(a, "giant"), timeout=20,
+                             what="the bot to see its stream end")
             assert "RESOURCE_EXHAUSTED" in log_text(a, "giant")
             await assert_carries_on(a, "g2", TWO, 16, ["random", "random"])
     run(go(), timeout=60)
