@@ -142,34 +142,6 @@ async def start_bot(exe: Path, *args: str, env: dict[str, str]) -> asyncio.subpr
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
 
 
-async def check_handshake_and_exit_codes(exe: Path) -> None:
-    server = RefereeServer()
-    await server.start()
-    env = bot_env()
-    try:
-        # A bad token: refused, exit 2, the reason on stderr.
-        proc = await start_bot(exe, "--address", server.address, "--token", "nope", env=env)
-        _, err = await asyncio.wait_for(proc.communicate(), 20)
-        assert proc.returncode == 2, err.decode()
-        assert b"REFUSAL_REASON_BAD_TOKEN" in err
-
-        # A good token from the environment: the Hello carries the default name and the
-        # version, and the bot exits 0 when the referee shuts down.
-        slot = server.registry.add("cpp", 0)
-        proc = await start_bot(exe, env={**env, "EUCHRE_REFEREE_ADDRESS": server.address,
-                                         "EUCHRE_BOT_TOKEN": slot.token})
-        session = await slot.wait_connected(20)
-        assert (session.bot_name, session.bot_version) == ("cpp-random", "1.0.0")
-    finally:
-        await server.stop(grace=1.0)
-    _, err = await asyncio.wait_for(proc.communicate(), 20)
-    assert proc.returncode == 0, err.decode()
-
-
-def test_cpp_bot_handshake_refusal_and_clean_exit(cpp_bot: Path) -> None:
-    asyncio.run(check_handshake_and_exit_codes(cpp_bot))
-
-
 async def refused_while_shutting_down_then_welcomed(exe: Path, refused: list[int]) -> str:
     """A referee that is stopping refuses the bot with SHUTTING_DOWN (``refused`` fills up
     with the reasons); a new referee on the same port then welcomes the same bot process and

@@ -10,7 +10,6 @@ fail rather than skip, so that CI cannot pass without exercising a non-Python bo
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -22,7 +21,6 @@ from harness.referee.arena import Arena
 from harness.referee.outcome import GameResult, Termination
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
-from harness.referee.server import RefereeServer
 from harness.rules import DeckKind, Form, Game, RulesConfig
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -115,41 +113,6 @@ def test_node_bot_seed_makes_games_reproducible(tmp_path: Path) -> None:
     assert first.termination is second.termination is Termination.NORMAL
     assert first.record["hands"] == second.record["hands"]
     assert first.scores == second.scores
-
-
-async def run_node(node: str, *args: str,
-                   env: dict[str, str]) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        node, str(NODE_BOT), *args, env=env, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-
-
-async def handshake_and_exit_codes(node: str) -> None:
-    server = RefereeServer()
-    await server.start()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EUCHRE_")}
-    try:
-        # A bad token: the referee refuses, the bot exits 2 and says why on stderr.
-        proc = await run_node(node, "--address", server.address, "--token", "nope", env=env)
-        _, err = await asyncio.wait_for(proc.communicate(), 20)
-        assert proc.returncode == 2, err.decode()
-        assert b"REFUSAL_REASON_BAD_TOKEN" in err
-
-        # A good token via the environment: the Hello carries the default name and the
-        # bot's version, and the bot exits 0 when the referee shuts down.
-        slot = server.registry.add("node", 0)
-        proc = await run_node(node, env={**env, "EUCHRE_REFEREE_ADDRESS": server.address,
-                                         "EUCHRE_BOT_TOKEN": slot.token})
-        session = await slot.wait_connected(20)
-        assert (session.bot_name, session.bot_version) == ("node-random", "1.0.0")
-    finally:
-        await server.stop(grace=1.0)
-    _, err = await asyncio.wait_for(proc.communicate(), 20)
-    assert proc.returncode == 0, err.decode()
-
-
-def test_node_bot_handshake_and_exit_codes() -> None:
-    asyncio.run(handshake_and_exit_codes(require_node()))
 
 
 def test_node_bot_dials_a_unix_socket(tmp_path: Path) -> None:
