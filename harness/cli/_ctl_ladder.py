@@ -28,30 +28,38 @@ from harness.cli._ladder_standings import elo_text, standings_table
 from harness.cli.common import default_owner
 from harness.protocol import ladder as lp
 
-__all__ = ["COMMANDS", "add_commands"]
+__all__ = ["COMMANDS", "add_bot_actions", "add_commands"]
 
 Metadata = Sequence[tuple[str, str]]
 
 
-def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
-    """Add the ladder commands; ``command(name, help)`` makes one sub-parser."""
-    r = command("register", "register a bot on a running ladder and print its token once")
+def add_bot_actions(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
+    """Add the commands that manage a ladder's bots, the same for ``ctl`` (a running
+    ladder) and ``ladder CONFIG`` (its store); ``command(name, help)`` makes a
+    sub-parser."""
+    r = command("register", "register a ladder bot and print its token once")
     r.add_argument("name", help="the bot's name (letters, digits, '.', '_', '-')")
     r.add_argument("--owner", default=None,
                    help="who runs the bot (default: your user name)")
     r.add_argument("--description", default="", help="a line about the bot")
-    r.add_argument("--concurrency", type=int, default=0,
-                   help="seats it may hold at once, one stream each (default: the seats of "
-                        "one game)")
-    for name, text in (("new-version", "register the next version of a ladder bot and "
-                                       "print its token once"),
-                       ("rotate", "give a ladder bot a new token, printed once"),
+    r.add_argument("--concurrency", type=int, default=None,
+                   help="seats it may hold at once, one stream each (default: the seats "
+                        "of one game, 2 for same-bot partnerships, else 1)")
+    for name, text in (("new-version", "register the next version of a ladder bot "
+                                       "(NAME@N+1) and print its token once"),
+                       ("rotate", "give a ladder bot a new token, printed once; the old "
+                                  "one stops working"),
                        ("retire", "stop a ladder bot from playing"),
                        ("restore", "bring a retired ladder bot back"),
                        ("lift", "end a ladder bot's bench")):
         command(name, text).add_argument("name", help="the bot's name")
-    st = command("standings", "a running ladder's standings")
+    st = command("standings", "a ladder's standings")
     st.add_argument("--latest", action="store_true", help="only the newest version of a bot")
+
+
+def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
+    """Add the ladder commands of ``ctl``; ``command(name, help)`` makes a sub-parser."""
+    add_bot_actions(command)
     g = command("games", "a ladder bot's games, or the ladder's recent games, newest first")
     g.add_argument("bot", nargs="?", default="", help="the bot (default: every bot)")
     g.add_argument("--limit", type=int, default=20,
@@ -80,7 +88,7 @@ async def _register(stub: Any, args: argparse.Namespace, md: Metadata) -> int:
     answer = await stub.RegisterBot(
         lp.RegisterBotRequest(name=args.name, owner=args.owner or default_owner(),
                               description=args.description,
-                              concurrency=max(0, args.concurrency)),
+                              concurrency=max(0, args.concurrency or 0)),
         metadata=md, timeout=args.timeout)
     return _show_token(args, answer.bot, answer.token)
 

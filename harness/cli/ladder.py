@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cli import COMMANDS
+from harness.cli._ctl_ladder import add_bot_actions
 from harness.cli._ladder_standings import standings_table
 from harness.cli._tournament import add_option_flags, overrides
 from harness.cli.common import (
@@ -93,23 +94,7 @@ def register(sub: Any) -> None:
             name, help=text, description=text[0].upper() + text[1:] + ".")
         return parser
 
-    r = action("register", "register a bot and print its token once")
-    r.add_argument("name", help="the bot's name (letters, digits, '.', '_', '-')")
-    r.add_argument("--owner", default=None,
-                   help="who runs the bot (default: your user name)")
-    r.add_argument("--description", default="", help="a line about the bot")
-    r.add_argument("--concurrency", type=int, default=None,
-                   help="seats it may hold at once; one stream each (default: the seats "
-                        "of one game, 2 for same-bot partnerships, else 1)")
-    v = action("new-version", "register NAME@N+1 and print its token")
-    v.add_argument("name", help="the bot whose next version this is")
-    for name, text in (("rotate", "print a new token; the old one stops working"),
-                       ("retire", "stop a bot from playing"),
-                       ("restore", "bring a retired bot back"),
-                       ("lift", "end a bot's bench")):
-        action(name, text).add_argument("name", help="the bot's name")
-    st = action("standings", "print the current standings")
-    st.add_argument("--latest", action="store_true", help="only the newest version of a bot")
+    add_bot_actions(action)
     p.set_defaults(handler=handle)
 
 
