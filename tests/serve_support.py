@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from configs import RANDOM, Raw, bot, toml_config
 from waiting import WAIT_S, wait_for
 
 from harness.ladder.matchmaking import SetStatus
@@ -26,30 +27,13 @@ from harness.storage.ladder import LadderStore
 REPO = Path(__file__).resolve().parent.parent
 STOP_TIMEOUT_S = 90.0
 
-TWO_HANDED = """
-name = "{name}"
-games = {games}
-concurrency = {concurrency}
-tc = "5+10"
-[rules]
-form = "two-handed"
-target = 3
-[[bot]]
-name = "random"
-command = {random}
-[[bot]]
-name = "heuristic"
-command = "{{python}} -m sample_bots.heuristic_bot"
-"""
-
-SAMPLE_RANDOM = '"{python} -m sample_bots.random_bot"'
-
-
 def config(name: str, games: int = 1, *, concurrency: int = 1,
-           random_command: str = SAMPLE_RANDOM) -> str:
-    """A small two-handed tournament of random against heuristic."""
-    return TWO_HANDED.format(name=name, games=games, concurrency=concurrency,
-                             random=random_command)
+           random_command: str = f'"{RANDOM}"') -> str:
+    """A small two-handed tournament of random against heuristic; ``random_command`` is
+    the random bot's command as TOML text."""
+    return toml_config(name, games=games, concurrency=concurrency, tc="5+10",
+                       rules={"form": "two-handed", "target": 3},
+                       bots=(bot("random", Raw(random_command)), bot("heuristic")))
 
 
 def delayed_random_bot(delay_s: float) -> str:
@@ -175,21 +159,6 @@ def serve(output: Path, *extra: str, env: dict[str, str] | None = None,
         server.kill()
 
 
-LADDER = """name = "{name}"
-output = "{output}"
-concurrency = {concurrency}
-tc = "5+30"
-[rules]
-target = 3
-[[bot]]
-name = "random"
-command = "{{python}} -m sample_bots.random_bot"
-[[bot]]
-name = "heuristic"
-command = "{{python}} -m sample_bots.heuristic_bot"
-"""
-
-
 class Ladder(Started):
     """A running ``euchre-harness -v ladder`` of the random and heuristic sample bots,
     storing under ``folder / "out"``, on a free loopback port unless ``port`` is given."""
@@ -199,8 +168,9 @@ class Ladder(Started):
                  env: dict[str, str] | None = None,
                  file_limit: tuple[int, int] | None = None) -> None:
         self.config = folder / "ladder.toml"
-        self.config.write_text(LADDER.format(name=name, output=folder / "out",
-                                             concurrency=concurrency))
+        self.config.write_text(toml_config(name, output=folder / "out",
+                                           concurrency=concurrency, tc="5+30",
+                                           rules={"target": 3}))
         self.store = folder / "out" / "ladder.sqlite"
         super().__init__([sys.executable, "-m", "harness", "-v", "ladder", str(self.config),
                           "--port", str(port), *extra], folder, "ladder",

@@ -18,6 +18,7 @@ from typing import Any
 import psutil
 import pytest
 from cluster_support import free_port, start_cluster, stop
+from configs import RANDOM, bot, toml_config
 from distributed import Client, LocalCluster
 from waiting import wait_for
 
@@ -41,26 +42,10 @@ def config_file(tmp_path: Path, *, games: int = 2, extra: str = "",
     """Two seeded random bots (deterministic per game), four-handed, short games."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "t.toml"
-    path.write_text(f"""
-name = "cluster"
-output = "{tmp_path / 'out'}"
-games = {games}
-concurrency = 2
-tc = "5+30"
-{extra}
-[rules]
-target = 5
-
-[[bot]]
-name = "r1"
-command = "{{python}} -m sample_bots.random_bot"
-env = {{ EUCHRE_BOT_SEED = "1" }}
-{bot_extra}
-[[bot]]
-name = "r2"
-command = "{{python}} -m sample_bots.random_bot"
-env = {{ EUCHRE_BOT_SEED = "2" }}
-""")
+    path.write_text(toml_config(
+        "cluster", output=tmp_path / "out", games=games, concurrency=2, tc="5+30",
+        extra=extra, rules={"target": 5},
+        bots=(bot("r1", RANDOM, seed=1, extra=bot_extra), bot("r2", RANDOM, seed=2))))
     return path
 
 

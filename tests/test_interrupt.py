@@ -22,6 +22,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from configs import Bot, Value, bot, toml_config
 from serve_support import stub
 from waiting import wait_for
 
@@ -32,15 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 STOP_S = 30.0
 MAX_LINES = 6  # what a stopped command may print on stderr in all
 
-SLEEPY = """
-[[bot]]
-name = "sleepy"
-command = "{python} bench/sleepy_bot.py"
-env = { SLEEPY_BOT_MS = "15" }
-[[bot]]
-name = "random"
-command = "{python} -m sample_bots.random_bot"
-"""
+SLEEPY = (Bot("sleepy", "{python} bench/sleepy_bot.py", {"SLEEPY_BOT_MS": "15"}),
+          bot("random"))
+TWO_TO_3: dict[str, Value] = {"form": "two-handed", "target": 3}
 
 
 def tournament(folder: Path, name: str, games: int, extra: str = "") -> Path:
@@ -49,9 +44,9 @@ def tournament(folder: Path, name: str, games: int, extra: str = "") -> Path:
     game is stored."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.toml"
-    path.write_text(f'name = "{name}"\nid = "{name}"\noutput = "{folder / "out"}"\n'
-                    f'games = {games}\nconcurrency = 2\ntc = "5+30"\n{extra}\n'
-                    f'[rules]\nform = "two-handed"\ntarget = 3\n{SLEEPY}')
+    path.write_text(toml_config(name, id=name, output=folder / "out", games=games,
+                                concurrency=2, tc="5+30", extra=extra, rules=TWO_TO_3,
+                                bots=SLEEPY))
     return path
 
 
@@ -140,12 +135,11 @@ def test_a_run_stops_at_once_keeps_its_games_and_resumes(tmp_path: Path, workers
 def test_a_run_in_process_stops_at_once_keeps_its_games_and_resumes(tmp_path: Path) -> None:
     """In process a bot's decisions run on the loop that would handle the signal: the
     runner must still hear it between decisions (it did only when the run ended)."""
-    searching = ('[[bot]]\nname = "search"\n'
-                 'command = "{python} -m sample_bots.search_bot --ms 20 --seed 1"\n'
-                 '[[bot]]\nname = "random"\ncommand = "{python} -m sample_bots.random_bot"\n')
+    searching = (bot("search", "{python} -m sample_bots.search_bot --ms 20 --seed 1"),
+                 bot("random"))
     path = tmp_path / "inproc.toml"
-    path.write_text(f'name = "inproc"\nid = "inproc"\noutput = "{tmp_path / "out"}"\n'
-                    f'games = 20\n[rules]\nform = "two-handed"\ntarget = 3\n{searching}')
+    path.write_text(toml_config("inproc", id="inproc", output=tmp_path / "out", games=20,
+                                rules=TWO_TO_3, bots=searching))
     store = tmp_path / "out" / "results.sqlite"
     args = ["run", str(path), "--quiet", "--in-process"]
     first = Command(tmp_path, "first", *args)
@@ -169,8 +163,8 @@ def test_a_run_in_process_stops_at_once_keeps_its_games_and_resumes(tmp_path: Pa
 
 def test_a_ladder_on_a_local_cluster_stops_at_once_and_goes_on(tmp_path: Path) -> None:
     config = tmp_path / "ladder.toml"
-    config.write_text(f'name = "lad"\noutput = "{tmp_path / "out"}"\nconcurrency = 2\n'
-                      f'tc = "5+30"\n[rules]\nform = "two-handed"\ntarget = 3\n{SLEEPY}')
+    config.write_text(toml_config("lad", output=tmp_path / "out", concurrency=2, tc="5+30",
+                                  rules=TWO_TO_3, bots=SLEEPY))
     store = tmp_path / "out" / "ladder.sqlite"
     runs: list[list[str]] = []
     for name, extra in (("first", ["--workers", "2"]), ("second", [])):

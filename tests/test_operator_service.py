@@ -10,6 +10,7 @@ from typing import Any
 
 import grpc
 import pytest
+from configs import toml_config
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
@@ -19,20 +20,9 @@ from harness.referee.arena import Arena
 from harness.storage.results import ResultsStore
 from harness.tournament.service import TournamentService
 
-TOML = """
-name = "{name}"
-games = {games}
-concurrency = 1
-[rules]
-form = "two-handed"
-target = 3
-[[bot]]
-name = "random"
-command = "{{python}} -m sample_bots.random_bot"
-[[bot]]
-name = "heuristic"
-command = "{{python}} -m sample_bots.heuristic_bot"
-"""
+
+def toml(name: str, games: int, form: str = "two-handed") -> str:
+    return toml_config(name, games=games, concurrency=1, rules={"form": form, "target": 3})
 
 
 def test_operator_service_runs_and_reports_tournaments(tmp_path: Path) -> None:
@@ -55,7 +45,7 @@ def test_operator_service_runs_and_reports_tournaments(tmp_path: Path) -> None:
 
                 op = rpc.OperatorServiceStub(channel)
                 started = await op.StartTournament(rpb.StartTournamentRequest(
-                    config_toml=TOML.format(name="ladder", games=2)))
+                    config_toml=toml("ladder", 2)))
                 assert started.tournament_id == "ladder"
                 updates = []
                 async for update in op.WatchTournament(
@@ -76,7 +66,7 @@ def test_operator_service_runs_and_reports_tournaments(tmp_path: Path) -> None:
                 assert list(bots.bots) == []
 
                 second = await op.StartTournament(rpb.StartTournamentRequest(
-                    config_toml=TOML.format(name="long", games=200)))
+                    config_toml=toml("long", 200)))
                 # Wait for events, not for time: a first game stored, then a bot seen
                 # playing (the machine may be loaded).
                 async for update in op.WatchTournament(
@@ -139,7 +129,7 @@ def test_operator_calls_need_the_operator_token_when_one_is_set(tmp_path: Path) 
                     assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
                     with pytest.raises(grpc.aio.AioRpcError) as denied:
                         await op.StartTournament(rpb.StartTournamentRequest(
-                            config_toml=TOML.format(name="x", games=1)), metadata=metadata)
+                            config_toml=toml("x", 1)), metadata=metadata)
                     assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
                 ok = await op.ListBots(rpb.ListBotsRequest(),
                                        metadata=(("authorization", "Bearer s3cret"),))
@@ -159,8 +149,8 @@ def test_operator_calls_without_a_token_are_for_this_machine_only() -> None:
 def test_tournaments_on_one_referee_keep_their_own_bots(tmp_path: Path) -> None:
     """Same bot names, different forms, one after the other and at once: each tournament
     gets its own seat instances (a four-handed one needs two per bot) and its own rules."""
-    four = TOML.format(name="four", games=1).replace('"two-handed"', '"four-handed"')
-    two = TOML.format(name="two", games=1)
+    four = toml("four", 1, "four-handed")
+    two = toml("two", 1)
 
     async def scenario() -> None:
         async with Arena(log_dir=tmp_path / "logs") as arena:
@@ -184,7 +174,7 @@ def test_tournaments_on_one_referee_keep_their_own_bots(tmp_path: Path) -> None:
 def test_start_overrides_are_toml_text_like_set(tmp_path: Path) -> None:
     """``rules.form='"two-handed"'`` is the TOML text of a string; a bare word is taken as
     a string, as ``--set`` does; a quoted name is stored without its quotes."""
-    four = TOML.format(name="ignored", games=1).replace('"two-handed"', '"four-handed"')
+    four = toml("ignored", 1, "four-handed")
 
     async def scenario() -> None:
         async with Arena(log_dir=tmp_path / "logs") as arena:

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from configs import Bot, bot, toml_config
 from waiting import wait_for
 
 from harness.referee.outcome import Termination
@@ -35,27 +36,16 @@ def cli(*args: str, cwd: Path = ROOT, timeout: float = 120) -> subprocess.Comple
                           capture_output=True, timeout=timeout)
 
 
-def small_config(tmp_path: Path, games: int = 6, extra: str = "") -> Path:
+HEURISTIC_BOT = bot("heuristic")
+
+
+def small_config(tmp_path: Path, games: int = 6, extra: str = "", *, tc: str = "2+10",
+                 second: Bot = HEURISTIC_BOT) -> Path:
+    """Two-handed, random against ``second`` (the heuristic sample bot by default)."""
     path = tmp_path / "t.toml"
-    path.write_text(f"""
-name = "small"
-output = "{tmp_path / 'out'}"
-games = {games}
-concurrency = 2
-tc = "2+10"
-{extra}
-[rules]
-form = "two-handed"
-target = 5
-
-[[bot]]
-name = "random"
-command = "{{python}} -m sample_bots.random_bot"
-
-[[bot]]
-name = "heuristic"
-command = "{{python}} -m sample_bots.heuristic_bot"
-""")
+    path.write_text(toml_config("small", output=tmp_path / "out", games=games, concurrency=2,
+                                tc=tc, extra=extra, rules={"form": "two-handed", "target": 5},
+                                bots=(bot("random"), second)))
     return path
 
 
@@ -100,11 +90,9 @@ def test_a_run_killed_with_sigkill_resumes_and_stores_every_game_exactly_once(
     # lands in the middle of the run however fast the machine is; the gate opens for the
     # resumed run.
     count, gate = tmp_path / "started", tmp_path / "open"
-    config_path = small_config(tmp_path, games=12)
-    config_path.write_text(config_path.read_text().replace(
-        "-m sample_bots.heuristic_bot",
-        f"{ROOT / 'tests' / 'gated_bot.py'} {count} 8 {gate}").replace(
-        'tc = "2+10"', 'tc = "600+600"'))
+    config_path = small_config(
+        tmp_path, games=12, tc="600+600",
+        second=bot("gated", f"{{python}} {ROOT / 'tests' / 'gated_bot.py'} {count} 8 {gate}"))
     config = load_config(config_path)
     total = config.make_format().total()
     assert total is not None and total > 8
