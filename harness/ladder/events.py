@@ -10,8 +10,9 @@ import contextlib
 from collections.abc import AsyncIterator, Iterable
 
 from harness.protocol import ladder as lp
+from harness.storage.results import GameRow
 
-__all__ = ["QUEUE_SIZE", "LadderEvents", "StandingsChanges"]
+__all__ = ["QUEUE_SIZE", "LadderEvents", "StandingsChanges", "game_message"]
 
 QUEUE_SIZE = 1000
 """Events kept for one watcher that has not read them yet."""
@@ -73,3 +74,10 @@ class StandingsChanges:
         if moved:
             self.events.publish(lp.WatchLadderResponse(
                 rating_changed=lp.RatingChanged(standings=moved)))
+
+
+def game_message(row: GameRow) -> lp.LadderGame:
+    """A stored game as the ladder's API and event feed show it."""
+    return lp.game(game_key=row.game_key, seats=row.seats, scores=row.scores,
+                   termination=row.termination.value, finished_at=row.finished_at,
+                   hands=row.hands)

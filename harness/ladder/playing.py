@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from harness.competition.storing import GameWriter
 from harness.errors import ClusterError
 from harness.ladder.cluster import HouseCluster
-from harness.ladder.events import LadderEvents
+from harness.ladder.events import LadderEvents, game_message
 from harness.ladder.matchmaking import DealSet, SetProgress
 from harness.ladder.quarantine import Quarantine
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.seats import Seats
-from harness.ladder.service import game_message
 from harness.ladder.sets import SetLog
 from harness.protocol import ladder as lp
 from harness.referee.arena import Arena, forfeit_result

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import grpc
 
 from harness.errors import AlreadyExistsError, ConfigError, NotFoundError
+from harness.ladder.events import game_message
 from harness.ladder.quarantine import Quarantine
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import RegisteredBot, Registry
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from harness.ladder.runtime import LadderRuntime
     from harness.referee.server import RefereeServer
 
-__all__ = ["DEFAULT_GAMES", "MAX_GAMES", "LadderServicer", "game_message", "ladder_standings",
+__all__ = ["DEFAULT_GAMES", "MAX_GAMES", "LadderServicer", "ladder_standings",
            "recent_games", "standings"]
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -44,12 +45,6 @@ def bot_message(entrant: RegisteredBot, build_state: str | None = None) -> lp.La
                   owner=entrant.owner, description=entrant.description,
                   concurrency=entrant.concurrency, created_at=entrant.created_at,
                   retired=entrant.retired, build_state=build_state)
-
-
-def game_message(row: GameRow) -> lp.LadderGame:
-    return lp.game(game_key=row.game_key, seats=row.seats, scores=row.scores,
-                   termination=row.termination.value, finished_at=row.finished_at,
-                   hands=row.hands)
 
 
 def ladder_standings(ratings: LadderRatings, registry: Registry, quarantine: Quarantine,
