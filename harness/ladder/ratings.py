@@ -171,11 +171,8 @@ class LadderRatings:
     def _save_snapshot(self) -> None:
         assert self.current is not None and self._store is not None
         players = [player_json(self.current, p) for p in self.current.players]
-        with self._store.writing() as conn:
-            conn.execute("INSERT INTO ladder_rating_history (games, at, players_json) "
-                         "VALUES (?, ?, ?)",
-                         (self.games, datetime.now(UTC).isoformat(timespec="seconds"),
-                          json.dumps(players, separators=(",", ":"))))
+        self._store.add_snapshot(self.games, datetime.now(UTC).isoformat(timespec="seconds"),
+                                 json.dumps(players, separators=(",", ":")))
         self._last_history = self.games
 
     def history(self) -> list[Snapshot]:
@@ -183,10 +180,8 @@ class LadderRatings:
         as in :func:`harness.results.rating.player_json`)."""
         if self._store is None:
             return []
-        with self._store.reading() as conn:
-            rows = conn.execute("SELECT games, at, players_json FROM ladder_rating_history "
-                                "ORDER BY id").fetchall()
-        return [{"games": g, "at": at, "players": json.loads(p)} for g, at, p in rows]
+        return [{"games": g, "at": at, "players": json.loads(p)}
+                for g, at, p in self._store.snapshots()]
 
     def standings(self, entrants: Sequence[RegisteredBot], *,
                   latest_only: bool = False) -> list[dict[str, Any]]:
