@@ -170,6 +170,10 @@ class Registry:
                     for r in rows])
             return self._cache[1]
 
+    def changes(self) -> int:
+        """A count that moves whenever any process writes to the entrants."""
+        return self._store.bots_changes()
+
     def entrants(self, *, include_retired: bool = False,
                  latest_only: bool = False) -> list[RegisteredBot]:
         """Entrants in registration order; with ``latest_only``, only the newest version

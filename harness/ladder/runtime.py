@@ -43,6 +43,7 @@ from harness.ladder.cluster import RETRY_SECONDS, HouseCluster
 from harness.ladder.events import LadderEvents
 from harness.ladder.hosting import BuildPolicy, Hosting
 from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, Policy, SetProgress
+from harness.ladder.memo import Memo
 from harness.ladder.quarantine import Quarantine, QuarantinePolicy
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import RegisteredBot, Registry
@@ -158,6 +159,7 @@ class LadderRuntime:
                                      policy=settings.matchmaking)
         self.arena: Arena | None = None
         self.events = LadderEvents()
+        self.memo = Memo()  # the standings and the live page, built once per change
         self._published: dict[str, tuple[float, float, float, str]] = {}
         self._house = {entrant.name for entrant, _ in settings.house}
         self._wake = asyncio.Event()

@@ -58,6 +58,10 @@ class SetLog:
         """Those of the sets ``keys`` that are over (complete or cut short)."""
         return self._store.sets_not_in(SetStatus.IN_PROGRESS.value, set(keys))
 
+    def state(self) -> tuple[int, int]:
+        """What changes whenever a set starts or ends (two indexed reads)."""
+        return self._store.sets_state(SetStatus.IN_PROGRESS.value)
+
     def sets(self) -> list[StoredSet]:
         return [StoredSet(r.key, tuple(json.loads(r.base_json)), SetStatus(r.status), r.reason)
                 for r in self._store.sets()]

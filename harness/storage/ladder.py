@@ -348,6 +348,16 @@ class LadderStore(SQLiteFile):
                                 (status, *wanted)).fetchall()
         return {k for (k,) in rows}
 
+    def sets_state(self, status: str) -> tuple[int, int]:
+        """``(sets started, sets now in status)``: two indexed reads that change whenever
+        a set starts or leaves ``status``."""
+        with self.reading() as conn:
+            (started,) = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM ladder_sets"
+                                      ).fetchone()
+            (now,) = conn.execute("SELECT COUNT(*) FROM ladder_sets WHERE status = ?",
+                                  (status,)).fetchone()
+        return int(started), int(now)
+
     def sets(self) -> list[SetRow]:
         """Every deal set, by key."""
         with self.reading() as conn:
