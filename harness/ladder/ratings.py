@@ -38,6 +38,7 @@ refit found from the incremental fit, a check that should stay near 0.
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -205,6 +206,25 @@ class LadderRatings:
             return []
         return [{"games": g, "at": at, "players": json.loads(p)}
                 for g, at, p in self._store.snapshots()]
+
+    def estimates(self, entrants: Sequence[RegisteredBot]) -> dict[str, tuple[float, float]]:
+        """Each entrant's rating and interval for pairing: its own, else (a new version)
+        the newest rated older version's rating with an unknown interval, else 0 with
+        an unknown one. One pass over ``entrants`` (which must hold every version)."""
+        ratings = self.current
+        if ratings is None:
+            return {e.name: (0.0, math.inf) for e in entrants}
+        by_name = {e.name: e for e in entrants}
+        out: dict[str, tuple[float, float]] = {}
+        for entrant in entrants:
+            if entrant.name in ratings.elo:
+                out[entrant.name] = (ratings.elo[entrant.name], ratings.ci95[entrant.name])
+                continue
+            older = by_name.get(entrant.previous) if entrant.previous else None
+            while older is not None and older.name not in ratings.elo:
+                older = by_name.get(older.previous) if older.previous else None
+            out[entrant.name] = (0.0 if older is None else ratings.elo[older.name], math.inf)
+        return out
 
     def standings(self, entrants: Sequence[RegisteredBot], *,
                   latest_only: bool = False) -> list[dict[str, Any]]:

@@ -46,7 +46,7 @@ from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, Policy, S
 from harness.ladder.memo import Memo
 from harness.ladder.quarantine import Quarantine, QuarantinePolicy
 from harness.ladder.ratings import LadderRatings
-from harness.ladder.registry import RegisteredBot, Registry
+from harness.ladder.registry import Registry
 from harness.ladder.service import LadderServicer, game_message, standings
 from harness.ladder.sets import SetLog
 from harness.ladder.uploads import DEFAULT_MAX_BYTES, Uploads
@@ -263,47 +263,37 @@ class LadderRuntime:
 
     # ------------------------------------------------------------------ matching
 
-    def _ready(self, arena: Arena, name: str) -> int:
-        """Seats ``name`` can take now: free instances with a stream (any free instance
-        of a house bot, which the pool starts on demand)."""
-        remote = arena.pool.entrants[name].remote
-        return sum(1 for i in arena.pool.instances(name)
-                   if not i.busy and (not remote or i.slot.ready))
-
     def _candidates(self, arena: Arena, cluster_sets: int | None = None) -> list[Candidate]:
-        """The connected bots with their free seats on the ladder's referee; with
-        ``cluster_sets``, the house bots only, with seats for that many sets on the
-        cluster."""
+        """The connected bots with their free seats on the ladder's referee (free
+        instances with a stream; any free instance of a house bot, which the pool starts
+        on demand); with ``cluster_sets``, the house bots only, with seats for that many
+        sets on the cluster."""
         out = []
         benched = {bench.bot for bench in self.quarantine.active()}
+        estimates = self._estimates()
+        members, sets_played = arena.pool.entrants, self.matchmaker.sets_played
+        cluster_seats = 0 if cluster_sets is None else self.settings.seats_per_bot * cluster_sets
         for entrant in self.registry.entrants():
-            if entrant.name not in arena.pool.entrants:
-                continue
-            if cluster_sets is not None and entrant.name not in self._house:
-                continue  # only house bots play on the cluster
-            if arena.pool.entrants[entrant.name].remote and not any(
-                    i.slot.live for i in arena.pool.instances(entrant.name)):
+            name = entrant.name
+            member = members.get(name)
+            if member is None or (cluster_sets is not None and name not in self._house):
+                continue  # not in the pool yet; only house bots play on the cluster
+            instances = arena.pool.instances(name)
+            if member.remote and not any(i.slot.live for i in instances):
                 continue  # not connected
-            free = (0 if entrant.name in benched
-                    else self._ready(arena, entrant.name) if cluster_sets is None
-                    else self.settings.seats_per_bot * cluster_sets)
-            rating, ci95 = self._estimate(entrant)
-            out.append(Candidate(entrant.name, rating, ci95,
-                                 self.matchmaker.sets_played(entrant.name), free))
+            free = (0 if name in benched else cluster_seats if cluster_sets is not None
+                    else sum(1 for i in instances
+                             if not i.busy and (not member.remote or i.slot.ready)))
+            rating, ci95 = estimates[name]
+            out.append(Candidate(name, rating, ci95, sets_played(name), free))
         return out
 
-    def _estimate(self, entrant: RegisteredBot) -> tuple[float, float]:
-        """A bot's rating and interval for pairing: its own, else (a new version) the
-        newest rated older version's rating with an unknown interval, else 0."""
-        ratings = self.ratings.current
-        if ratings is None:
-            return 0.0, math.inf
-        if entrant.name in ratings.elo:
-            return ratings.elo[entrant.name], ratings.ci95[entrant.name]
-        for older in reversed(self.registry.lineage(entrant.name)[:-1]):
-            if older.name in ratings.elo:
-                return ratings.elo[older.name], math.inf
-        return 0.0, math.inf
+    def _estimates(self) -> dict[str, tuple[float, float]]:
+        """Every bot's rating and interval for pairing (its own, else its newest rated
+        older version's with an unknown interval, else 0), once per ratings version."""
+        key = ("estimates", id(self.ratings), self.ratings.version, self.registry.changes())
+        return self.memo.get(key, lambda: self.ratings.estimates(
+            self.registry.entrants(include_retired=True)))
 
     async def _play(self, arena: Arena, game: ScheduledGame,
                     on_cluster: bool) -> GameResult | None:
