@@ -10,6 +10,7 @@ sets' state), so a request between two changes costs only those few indexed read
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, Final, TypeVar
@@ -26,17 +27,21 @@ class Memo:
 
     def __init__(self) -> None:
         self._values: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()  # the loop and the page's worker threads share it
         self.builds = 0  # how many times a value was built, for tests and benchmarks
 
     def get(self, key: Hashable, build: Callable[[], T]) -> T:
-        """The value for ``key``, built by ``build`` if it is not kept."""
-        if key in self._values:
-            self._values.move_to_end(key)
-            value: T = self._values[key]
-            return value
+        """The value for ``key``, built by ``build`` (outside the lock: two threads may
+        both build it, alike) if it is not kept."""
+        with self._lock:
+            if key in self._values:
+                self._values.move_to_end(key)
+                kept: T = self._values[key]
+                return kept
         value = build()
-        self.builds += 1
-        self._values[key] = value
-        while len(self._values) > _KEPT:
-            self._values.popitem(last=False)
+        with self._lock:
+            self.builds += 1
+            self._values[key] = value
+            while len(self._values) > _KEPT:
+                self._values.popitem(last=False)
         return value
