@@ -207,19 +207,22 @@ class LadderRuntime:
                     self.quarantine.remember(bot, [f.kind.value for f in row.faults
                                                    if f.bot == bot])
 
-    def _sync_entrants(self, arena: Arena) -> None:
-        """Add newly registered bots to the pool; park instances without a stream."""
+    def _sync_entrants(self, arena: Arena, only: tuple[str, ...] | None = None) -> None:
+        """Add newly registered bots to the pool; park instances without a stream. With
+        ``only``, just park or unpark those bots' instances (a set's, before a table:
+        on a large ladder a pass over every bot for each game would cost more)."""
         pool = arena.pool
-        hosted = self.uploads.states()  # seated by self.hosting once built, never remote
-        for entrant in self.registry.entrants():
-            if entrant.name not in pool.entrants and entrant.name not in self._house \
-                    and entrant.name not in hosted:
-                placeholders = tuple("ladder-seat-" + secrets.token_hex(16)
-                                     for _ in range(entrant.concurrency))
-                pool.add(Entrant(entrant.name, None, placeholders), entrant.concurrency,
-                         self.settings.rules)
-        for name, member in pool.entrants.items():
-            if not member.remote:
+        if only is None:
+            hosted = self.uploads.states()  # seated by self.hosting once built, never remote
+            for entrant in self.registry.entrants():
+                if entrant.name not in pool.entrants and entrant.name not in self._house \
+                        and entrant.name not in hosted:
+                    placeholders = tuple("ladder-seat-" + secrets.token_hex(16)
+                                         for _ in range(entrant.concurrency))
+                    pool.add(Entrant(entrant.name, None, placeholders), entrant.concurrency,
+                             self.settings.rules)
+        for name in pool.entrants if only is None else only:
+            if not pool.entrants[name].remote:
                 continue
             for inst in pool.instances(name):
                 if inst in self._parked and inst.slot.live:
@@ -278,12 +281,16 @@ class LadderRuntime:
             member = members.get(name)
             if member is None or (cluster_sets is not None and name not in self._house):
                 continue  # not in the pool yet; only house bots play on the cluster
-            instances = arena.pool.instances(name)
-            if member.remote and not any(i.slot.live for i in instances):
+            live = ready = 0
+            for inst in arena.pool.instances(name):  # a loop: this runs for every bot
+                if not member.remote or inst.slot.live:
+                    live += 1
+                    if not inst.busy and (not member.remote or inst.slot.ready):
+                        ready += 1
+            if not live:
                 continue  # not connected
             free = (0 if name in benched else cluster_seats if cluster_sets is not None
-                    else sum(1 for i in instances
-                             if not i.busy and (not member.remote or i.slot.ready)))
+                    else ready)
             rating, ci95 = estimates[name]
             out.append(Candidate(name, rating, ci95, sets_played(name), free))
         return out
@@ -346,7 +353,7 @@ class LadderRuntime:
             if benched:
                 progress.cut_short(f"{', '.join(benched)} benched")
                 break
-            self._sync_entrants(arena)
+            self._sync_entrants(arena, only=deal_set.bots)
             left = [] if on_cluster else self._left(arena, deal_set)
             if left:  # never wait for it (that would hold the others up): it forfeits
                 progress.cut_short(f"{', '.join(left)}: not connected")
