@@ -293,16 +293,24 @@ class Matchmaker:
             heapq.heappush(self._queue, (self._need(c), c.name))
 
     def _sync(self, bots: Mapping[str, Candidate]) -> None:
-        """Bring the index to ``bots``, moving only the bots whose candidate changed."""
+        """Bring the index to ``bots``, moving only the bots whose candidate changed, or
+        building it again when many did (new ratings move every bot)."""
         kept = self._kept
-        for name, c in bots.items():
-            old = kept.get(name)
-            if old is None or old.free_seats != c.free_seats or old.sets != c.sets \
-                    or old.rating != c.rating or old.ci95 != c.ci95:
+        changed = [c for name, c in bots.items()
+                   if (old := kept.get(name)) is None or old.free_seats != c.free_seats
+                   or old.sets != c.sets or old.rating != c.rating or old.ci95 != c.ci95]
+        gone = kept.keys() - bots.keys()
+        if len(changed) + len(gone) > len(bots) // 8 + 8:
+            self._kept = dict(bots)
+            self._pool = _ByRating(c for c in bots.values()
+                                   if c.free_seats >= self.seats_per_bot)
+            self._queue = []
+        else:
+            for c in changed:
                 self._keep(c)
-        for name in kept.keys() - bots.keys():
-            self._pool.discard(kept.pop(name))
-        if len(self._queue) > 2 * len(self._pool) + 64:  # mostly outdated entries
+            for name in gone:
+                self._pool.discard(kept.pop(name))
+        if not self._queue or len(self._queue) > 2 * len(self._pool) + 64:  # outdated
             self._queue = [(self._need(c), c.name) for c in self._pool]
             heapq.heapify(self._queue)
 
