@@ -118,7 +118,7 @@ def test_the_standings_and_the_page_are_built_once_per_change(tmp_path: Path) ->
         assert builds == 2  # the standings and the page, once each
 
         def changed() -> dict[str, Any]:
-            view = json.loads(ladder_json(runtime))
+            view: dict[str, Any] = json.loads(ladder_json(runtime))
             assert runtime.memo.builds > builds and view == ladder_view(runtime)
             assert view == json.loads(ladder_json(runtime))  # and kept again
             return view
