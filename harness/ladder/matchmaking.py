@@ -282,6 +282,17 @@ class Matchmaker:
                                        table=t, sides=_sides(self.form, self.mixed, seats)))
         return DealSet(index=index, key=key, seed=seed, base=base, games=tuple(games))
 
+    def candidate(self, name: str, rating: float = 0.0, ci95: float = math.inf,
+                  free_seats: int = 1) -> Candidate:
+        """``name``'s candidate with its sets played: the one kept from the last call
+        when nothing changed, so that the next call passes over it at once."""
+        sets = self.sets_played(name)
+        kept = self._kept.get(name)
+        if kept is not None and kept.free_seats == free_seats and kept.sets == sets \
+                and kept.rating == rating and kept.ci95 == ci95:
+            return kept
+        return Candidate(name, rating, ci95, sets, free_seats)
+
     def _keep(self, c: Candidate) -> None:
         """Put ``c`` in the index in place of its bot's last candidate."""
         old = self._kept.get(c.name)
@@ -296,9 +307,9 @@ class Matchmaker:
         """Bring the index to ``bots``, moving only the bots whose candidate changed, or
         building it again when many did (new ratings move every bot)."""
         kept = self._kept
-        changed = [c for name, c in bots.items()
-                   if (old := kept.get(name)) is None or old.free_seats != c.free_seats
-                   or old.sets != c.sets or old.rating != c.rating or old.ci95 != c.ci95]
+        changed = [c for name, c in bots.items() if (old := kept.get(name)) is not c and (
+                   old is None or old.free_seats != c.free_seats or old.sets != c.sets
+                   or old.rating != c.rating or old.ci95 != c.ci95)]
         gone = kept.keys() - bots.keys()
         if len(changed) + len(gone) > len(bots) // 8 + 8:
             self._kept = dict(bots)

@@ -274,7 +274,7 @@ class LadderRuntime:
         out = []
         benched = {bench.bot for bench in self.quarantine.active()}
         estimates = self._estimates()
-        members, sets_played = arena.pool.entrants, self.matchmaker.sets_played
+        members, candidate = arena.pool.entrants, self.matchmaker.candidate
         cluster_seats = 0 if cluster_sets is None else self.settings.seats_per_bot * cluster_sets
         for entrant in self.registry.entrants():
             name = entrant.name
@@ -283,16 +283,17 @@ class LadderRuntime:
                 continue  # not in the pool yet; only house bots play on the cluster
             live = ready = 0
             for inst in arena.pool.instances(name):  # a loop: this runs for every bot
-                if not member.remote or inst.slot.live:
+                if not member.remote or inst.slot.ready:  # ready: live and welcomed
                     live += 1
-                    if not inst.busy and (not member.remote or inst.slot.ready):
-                        ready += 1
+                    ready += not inst.busy
+                elif inst.slot.live:
+                    live += 1
             if not live:
                 continue  # not connected
             free = (0 if name in benched else cluster_seats if cluster_sets is not None
                     else ready)
             rating, ci95 = estimates[name]
-            out.append(Candidate(name, rating, ci95, sets_played(name), free))
+            out.append(candidate(name, rating, ci95, free))
         return out
 
     def _estimates(self) -> dict[str, tuple[float, float]]:
