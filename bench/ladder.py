@@ -18,8 +18,10 @@ process until ``--games`` games are stored. It reports:
 * the share of the referee process's CPU (all its threads) spent choosing sets
   (listing candidates and the matchmaker) and refreshing ratings, measured as the
   thread CPU time of those calls over the process CPU time of the run;
-* the standings answer (what ``ctl standings`` and the live page's JSON are built
-  from), timed 40 times each while the ladder runs: median and 95th percentile;
+* the standings answer (``ctl standings``) and the live page's JSON (``/api/ladder``),
+  timed 40 times each while the ladder runs, as a request finds them (built once per
+  change of what they show, so mostly kept) and rebuilt as after a change: median and
+  95th percentile;
 * the event loop's lag while the ladder plays: a task asks to wake every 10 ms and
   records how late it woke; the median, 99th percentile and largest lag. The loop is the
   one that times the bots' decisions, so its lag is time a bot could be charged for a
@@ -198,20 +200,32 @@ async def sample_lag(lags: list[float]) -> None:
         lags.append(max(0.0, loop.time() - due))
 
 
-def time_standings(runtime: LadderRuntime, runs: int = 40) -> tuple[list[float], list[float]]:
-    """Seconds of the standings answer and of the live page's JSON, ``runs`` each."""
-    from harness.ladder.live_site import ladder_view
+def time_standings(runtime: LadderRuntime, runs: int = 40
+                   ) -> tuple[list[float], list[float], list[float], list[float]]:
+    """Seconds of the standings answer and of the live page's JSON, ``runs`` each: as a
+    request finds them (built once per change, so mostly kept) and rebuilt as after a
+    change (the kept answers dropped first)."""
+    from harness.ladder.live_site import ladder_json
+    from harness.ladder.memo import Memo
     from harness.ladder.service import standings
 
-    answer, page = [], []
+    answer: list[float] = []
+    page: list[float] = []
+    answer_cold: list[float] = []
+    page_cold: list[float] = []
     for _ in range(runs):
-        start = time.perf_counter()
-        standings(runtime)
-        answer.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        ladder_view(runtime)
-        page.append(time.perf_counter() - start)
-    return answer, page
+        for cold in (False, True):
+            if cold:
+                runtime.memo = Memo()
+            start = time.perf_counter()
+            standings(runtime)
+            (answer_cold if cold else answer).append(time.perf_counter() - start)
+            if cold:
+                runtime.memo = Memo()
+            start = time.perf_counter()
+            ladder_json(runtime)
+            (page_cold if cold else page).append(time.perf_counter() - start)
+    return answer, page, answer_cold, page_cold
 
 
 async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
@@ -261,7 +275,7 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     lagging.cancel()
     lags = lags or [0.0]
-    answer, page = time_standings(runtime)
+    answer, page, answer_cold, page_cold = time_standings(runtime)
     listed = len(runtime.registry.entrants())
     stop.set()
     await ladder
@@ -279,10 +293,12 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
           f"({100 * meter.cpu / cpu:.1f}%), ratings {meter.rating_cpu:.2f} s "
           f"({100 * meter.rating_cpu / cpu:.1f}%), together "
           f"{100 * (meter.cpu + meter.rating_cpu) / cpu:.1f}%")
-    print(f"standings answer  median {statistics.median(answer) * 1000:.1f} ms, "
-          f"p95 {_p95(answer) * 1000:.1f} ms; live page JSON median "
-          f"{statistics.median(page) * 1000:.1f} ms, p95 {_p95(page) * 1000:.1f} ms "
-          f"({listed} bots)")
+    for label, (a, p) in (("standings answer", (answer, page)),
+                          ("after a change", (answer_cold, page_cold))):
+        print(f"{label:<17} median {statistics.median(a) * 1000:.1f} ms, "
+              f"p95 {_p95(a) * 1000:.1f} ms; live page JSON median "
+              f"{statistics.median(p) * 1000:.1f} ms, p95 {_p95(p) * 1000:.1f} ms "
+              f"({listed} bots)")
     print(f"loop lag          median {statistics.median(lags) * 1000:.1f} ms, "
           f"p99 {_quantile(lags, 0.99) * 1000:.1f} ms, max {max(lags) * 1000:.1f} ms "
           f"({len(lags)} samples every {LAG_PERIOD * 1000:.0f} ms)")

@@ -75,10 +75,7 @@ def _store_games(path: Path, games: list[tuple[str, str, bool]]) -> None:
     with LadderStore(path) as store, ResultsStore(path) as results:
         results.ensure_tournament("test-ladder", "ladder", {"kind": "ladder"})
         for i, (a, b, a_won) in enumerate(games):
-            with store.writing() as conn:
-                conn.execute("INSERT INTO ladder_sets (key, seed, base_json, status, "
-                             "started_at) VALUES (?, ?, ?, 'complete', '')",
-                             (f"s{i}", i, json.dumps([a, b, a, b])))
+            store.start_set(f"s{i}", i, json.dumps([a, b, a, b]), "complete", "")
             record = {"tournament": {"id": "test-ladder", "key": f"s{i}/t0",
                                      "group": f"s{i}", "table": 0, "sides": [[a], [b]]}}
             results.record_game(GameRow(

@@ -270,3 +270,19 @@ def test_the_scan_chooses_what_scoring_every_pairing_chooses(
         assert fast.pair_counts == slow.pair_counts
         for deal_set in got:
             sets.update(deal_set.bots)
+
+
+def test_a_candidate_unchanged_since_the_last_call_is_the_one_kept() -> None:
+    mm = Matchmaker("four-handed")
+    spec = {"a": 0.0, "b": 10.0, "c": 400.0}
+    first = [mm.candidate(n, rating=r, ci95=50.0, free_seats=2) for n, r in spec.items()]
+    (deal_set,) = mm.next_sets(first, 1)
+    assert set(deal_set.bots) == {"a", "b"}
+    busy = {"a": 0, "b": 0, "c": 2}
+    again = {n: mm.candidate(n, rating=r, ci95=50.0, free_seats=busy[n])
+             for n, r in spec.items()}
+    assert again["c"] is first[2]  # nothing changed: the call passes over it at once
+    assert again["a"] is not first[0] and (again["a"].sets, again["a"].free_seats) == (1, 0)
+    assert mm.next_sets(again.values(), 1) == []  # only c has seats
+    moved = mm.candidate("c", rating=390.0, ci95=50.0, free_seats=2)
+    assert moved is not first[2] and moved.rating == 390.0 and moved.sets == 0

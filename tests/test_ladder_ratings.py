@@ -79,6 +79,35 @@ def test_refresh_waits_for_enough_games_or_time() -> None:
     assert ratings.refresh(force=True) is not stale
 
 
+def test_a_large_ladder_refreshes_by_time_only_within_its_cpu_share() -> None:
+    now, cpu = [0.0], [0.0]
+
+    def slow_cpu() -> float:  # every read inside a refresh moves the CPU clock on
+        cpu[0] += 0.005
+        return cpu[0]
+
+    ratings = LadderRatings(every_games=50, every_seconds=1.0, clock=lambda: now[0],
+                            sparse_above=2, cpu_share=0.02, cpu_clock=slow_cpu)
+    rows = _rows(100)
+    ratings.add_games(rows[:10])
+    first = ratings.refresh()  # 5 bots: above sparse_above, so the refresh is measured
+    assert first is not None and ratings._refresh_cpu == pytest.approx(0.005)
+    ratings.add_games(rows[10:12])
+    now[0] = 5.0  # due by time, but the process has done no other work since
+    assert not ratings.due() and ratings.refresh() is first
+    cpu[0] += 0.25  # 50 times the refresh's CPU spent elsewhere: 2% of it
+    assert ratings.due() and ratings.refresh() is not first
+    ratings.add_games(rows[12:62])  # due by games: never held back
+    assert ratings.due()
+    small = LadderRatings(every_games=50, every_seconds=1.0, clock=lambda: now[0],
+                          cpu_clock=slow_cpu)  # 5 bots, under sparse_above: time alone
+    small.add_games(rows[:10])
+    small.refresh()
+    small.add_games(rows[10:12])
+    now[0] += 1.0
+    assert small.due()
+
+
 def test_history_is_stored_every_n_games_and_survives_reopening(tmp_path: Path) -> None:
     path = tmp_path / "ladder.db"
     with LadderStore(path) as store:

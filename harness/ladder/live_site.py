@@ -26,13 +26,14 @@ set's tables replay the same deals and a bot must not read the hands it is playi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Hashable
 from typing import Any
 
 from aiohttp import web
 
 from harness.ladder.runtime import LadderRuntime
-from harness.ladder.service import standings
+from harness.ladder.service import standings, standings_key
 from harness.protocol.ladder import standing_to_dict
 from harness.storage.results import GameRow
 from harness.tournament.schedule import group_of
@@ -40,7 +41,7 @@ from harness.web.feed import HEADERS, MAX_STREAMS, Feed
 from harness.web.live_pages import ladder_page
 from harness.web.site import LiveSite, game_view, html, latest_shown, replay_page
 
-__all__ = ["RECENT_GAMES", "LadderLiveServer", "ladder_view"]
+__all__ = ["RECENT_GAMES", "LadderLiveServer", "ladder_json", "ladder_view"]
 
 RECENT_GAMES = 20
 
@@ -51,14 +52,32 @@ def _unfinished(runtime: LadderRuntime, rows: list[GameRow]) -> set[str]:
     return {r.game_key for r in rows if group_of(r.game_key) not in over}
 
 
-def ladder_view(runtime: LadderRuntime) -> dict[str, Any]:
-    """What the ladder's page shows. Reads the store: call it from a worker thread,
-    after :meth:`LadderRuntime.refresh_ratings`."""
+def _view_key(runtime: LadderRuntime) -> tuple[Hashable, ...]:
+    """What the page is drawn from: the standings' inputs, the latest stored game and
+    the sets' state (a set that ends lets its games show)."""
+    return ("view", standings_key(runtime),
+            runtime.results.last_game_id(runtime.settings.ladder_id), runtime.sets.state())
+
+
+def _build_view(runtime: LadderRuntime) -> tuple[dict[str, Any], bytes]:
     recent = latest_shown(runtime.results, runtime.settings.ladder_id, RECENT_GAMES,
                           lambda rows: _unfinished(runtime, rows))
-    return {"id": runtime.settings.ladder_id,
+    view = {"id": runtime.settings.ladder_id,
             "standings": [standing_to_dict(s) for s in standings(runtime)],
             "recent": [game_view(r, "/replay?game=") for r in recent]}
+    return view, json.dumps(view).encode()
+
+
+def ladder_view(runtime: LadderRuntime) -> dict[str, Any]:
+    """What the ladder's page shows, built once per change of what it is drawn from
+    (:mod:`harness.ladder.memo`; treat it as read-only). Reads the store: call it from a
+    worker thread, after :meth:`LadderRuntime.refresh_ratings` in the loop."""
+    return runtime.memo.get(_view_key(runtime), lambda: _build_view(runtime))[0]
+
+
+def ladder_json(runtime: LadderRuntime) -> bytes:
+    """:func:`ladder_view` as JSON bytes, encoded once per change."""
+    return runtime.memo.get(_view_key(runtime), lambda: _build_view(runtime))[1]
 
 
 class LadderLiveServer(LiveSite):
@@ -87,7 +106,9 @@ class LadderLiveServer(LiveSite):
         return html(ladder_page(self.runtime.settings.ladder_id, "/events"))
 
     async def _json(self, request: web.Request) -> web.Response:
-        return web.json_response(await self.view(), headers=HEADERS)
+        await self.runtime.refresh_ratings()  # games not fitted yet, if a refit is due
+        body = await asyncio.to_thread(ladder_json, self.runtime)
+        return web.Response(body=body, content_type="application/json", headers=HEADERS)
 
     async def _replay(self, request: web.Request) -> web.Response:
         key = request.query.get("game", "")

@@ -31,12 +31,19 @@ start now:
 
 Each set started updates the pairing counts at once, so sets chosen in one call (and
 sets still running) spread over different pairings.
+
+Between calls the matchmaker keeps its index of the bots: the last candidate given for
+each, those with seats enough sorted by rating, and a queue in order of need. A call
+compares each candidate with the one kept and moves only those that changed, so on a
+large ladder, where one call changes a handful of bots, a call costs one cheap pass
+over the candidates plus a few logarithmic steps, not a sort and a queue rebuilt.
 """
 
 from __future__ import annotations
 
 import bisect
 import enum
+import functools
 import heapq
 import itertools
 import math
@@ -186,6 +193,9 @@ class Matchmaker:
         self._appearances: Counter[str] = Counter()
         self.add_played(pair_counts or {})
         self.next_index = next_index
+        self._kept: dict[str, Candidate] = {}  # the last candidate of each bot
+        self._pool = _ByRating(())  # those of them with seats enough, by rating
+        self._queue: list[tuple[tuple[int, float, int, str], str]] = []  # by need, lazily
 
     def add_played(self, pair_counts: Mapping[Pair, int]) -> None:
         """Count sets already played (``{(a, b): sets}``), e.g. from the store."""
@@ -196,14 +206,14 @@ class Matchmaker:
 
     # ------------------------------------------------------------------ shape
 
-    @property
+    @functools.cached_property
     def bots_per_set(self) -> int:
         """Distinct bots in one set."""
         if self.form is Form.FOUR_HANDED and not self.mixed:
             return 2
         return self.form.players
 
-    @property
+    @functools.cached_property
     def seats_per_bot(self) -> int:
         """Seats each bot holds in one game."""
         return self.form.players // self.bots_per_set
@@ -281,6 +291,49 @@ class Matchmaker:
                                        table=t, sides=_sides(self.form, self.mixed, seats)))
         return DealSet(index=index, key=key, seed=seed, base=base, games=tuple(games))
 
+    def candidate(self, name: str, rating: float = 0.0, ci95: float = math.inf,
+                  free_seats: int = 1) -> Candidate:
+        """``name``'s candidate with its sets played: the one kept from the last call
+        when nothing changed, so that the next call passes over it at once."""
+        sets = self.sets_played(name)
+        kept = self._kept.get(name)
+        if kept is not None and kept.free_seats == free_seats and kept.sets == sets \
+                and kept.rating == rating and kept.ci95 == ci95:
+            return kept
+        return Candidate(name, rating, ci95, sets, free_seats)
+
+    def _keep(self, c: Candidate) -> None:
+        """Put ``c`` in the index in place of its bot's last candidate."""
+        old = self._kept.get(c.name)
+        if old is not None:
+            self._pool.discard(old)
+        self._kept[c.name] = c
+        if c.free_seats >= self.seats_per_bot:
+            self._pool.add(c)
+            heapq.heappush(self._queue, (self._need(c), c.name))
+
+    def _sync(self, bots: Mapping[str, Candidate]) -> None:
+        """Bring the index to ``bots``, moving only the bots whose candidate changed, or
+        building it again when many did (new ratings move every bot)."""
+        kept = self._kept
+        changed = [c for name, c in bots.items() if (old := kept.get(name)) is not c and (
+                   old is None or old.free_seats != c.free_seats or old.sets != c.sets
+                   or old.rating != c.rating or old.ci95 != c.ci95)]
+        gone = kept.keys() - bots.keys()
+        if len(changed) + len(gone) > len(bots) // 8 + 8:
+            self._kept = dict(bots)
+            self._pool = _ByRating(c for c in bots.values()
+                                   if c.free_seats >= self.seats_per_bot)
+            self._queue = []
+        else:
+            for c in changed:
+                self._keep(c)
+            for name in gone:
+                self._pool.discard(kept.pop(name))
+        if not self._queue or len(self._queue) > 2 * len(self._pool) + 64:  # outdated
+            self._queue = [(self._need(c), c.name) for c in self._pool]
+            heapq.heapify(self._queue)
+
     def next_sets(self, connected: Iterable[Candidate], slots: int, *,
                   focus: Container[str] | None = None) -> list[DealSet]:
         """Up to ``slots`` deal sets to start now among the ``connected`` bots (names
@@ -288,30 +341,32 @@ class Matchmaker:
         the bots' free seats for the rest of this call. With ``focus``, only those bots
         may be the focal bot, so every set seats at least one of them.
 
-        The cost grows with the bots that can play, not with the pairings: the focal
-        bots come from a heap in order of need, and each one's opponents from a scan
-        outwards in rating that stops once closeness alone costs more than the best
-        opponent found (the repeat term is never negative)."""
+        The cost grows with the bots that changed since the last call, not with the
+        pairings: the focal bots come from a queue in order of need, and each one's
+        opponents from a scan outwards in rating that stops once closeness alone costs
+        more than the best opponent found (the repeat term is never negative)."""
         given = list(connected)
         bots = {c.name: c for c in given}
         if len(bots) != len(given):
             raise ConfigError("connected", "bot names must be distinct")
         started: list[DealSet] = []
-        need = self.seats_per_bot
-        free = {name: c.free_seats for name, c in bots.items()}
-        pool = _ByRating(c for c in bots.values() if free[c.name] >= need)
+        self._sync(bots)
+        pool, queue, kept = self._pool, self._queue, self._kept
         if slots <= 0 or len(pool) < self.bots_per_set:
             return started
         others = max(len(bots) - 1, 1)
-        heap = [(self._need(c), c.name) for c in pool]
-        heapq.heapify(heap)
+        tried: set[str] = set()  # focal bots tried in this call
+        again: list[tuple[tuple[int, float, int, str], str]] = []  # for the next call
         while len(started) < slots and len(pool) >= self.bots_per_set:
             chosen = None
-            while heap and chosen is None:
-                key, name = heapq.heappop(heap)
-                focal = bots[name]
-                if name not in pool or key != self._need(focal):
-                    continue  # gone, or queued again with its new need
+            while queue and chosen is None:
+                key, name = heapq.heappop(queue)
+                focal = kept.get(name)
+                if focal is None or name not in pool or key != self._need(focal) \
+                        or name in tried:
+                    continue  # gone, queued again with its new need, or a copy
+                tried.add(name)
+                again.append((key, name))  # dropped as outdated if it is chosen below
                 if focus is not None and name not in focus:
                     continue
                 # A focal bot that finds no opponents finds none later in this call
@@ -321,17 +376,14 @@ class Matchmaker:
                 break
             base = self._arrange(chosen)
             deal_set = self._deal_set(base)
-            for name, seats in deal_set.seats.items():
-                free[name] -= seats
             self.add_played(dict.fromkeys(set_pairs(deal_set.base), 1))
-            for name in deal_set.bots:
-                c = bots[name]
-                pool.discard(c)
-                bots[name] = c = replace(c, sets=c.sets + 1)
-                if free[name] >= need:
-                    pool.add(c)
-                    heapq.heappush(heap, (self._need(c), name))
+            for name, seats in deal_set.seats.items():
+                c = kept[name]
+                tried.discard(name)
+                self._keep(replace(c, sets=c.sets + 1, free_seats=c.free_seats - seats))
             started.append(deal_set)
+        for entry in again:
+            heapq.heappush(queue, entry)
         return started
 
 

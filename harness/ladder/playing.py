@@ -117,7 +117,7 @@ class SetPlayer:
         if benched:
             progress.cut_short(f"{', '.join(benched)} benched")
             return None
-        self.seats.sync(self.arena)
+        self.seats.sync(self.arena, only=deal_set.bots)
         left = [] if on_cluster else self.seats.left(self.arena, deal_set)
         if left:  # never wait for it (that would hold the others up): it forfeits
             progress.cut_short(f"{', '.join(left)}: not connected")

@@ -20,11 +20,10 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from harness.competition.policies import QuarantinePolicy
 from harness.errors import NotFoundError
-from harness.storage.ladder import LadderStore
+from harness.storage.ladder import BenchRow, LadderStore
 
 __all__ = ["Bench", "Quarantine", "QuarantinePolicy"]
 
@@ -55,19 +54,8 @@ class Quarantine:
         self._clock = clock
         self._recent: dict[str, deque[tuple[str, ...]]] = {}
 
-    def _bot_id(self, conn: Any, bot: str) -> int:
-        row = conn.execute("SELECT id FROM ladder_bots WHERE name = ?", (bot,)).fetchone()
-        if row is None:
-            raise NotFoundError("name", f"no bot named {bot!r} is registered")
-        return int(row[0])
-
     def _benches(self, bot: str) -> list[Bench]:
-        with self._store.reading() as conn:
-            rows = conn.execute(
-                "SELECT s.started_at, s.until, s.repeat, s.reason, s.lifted_at "
-                "FROM ladder_benches s JOIN ladder_bots b ON b.id = s.bot_id "
-                "WHERE b.name = ? ORDER BY s.id", (bot,)).fetchall()
-        return [Bench(bot, *row) for row in rows]
+        return [Bench(*row) for row in self._store.benches(bot)]
 
     def remember(self, bot: str, faults: Iterable[str] = ()) -> None:
         """Put one past game of ``bot`` in its window without benching it (to refill
@@ -87,14 +75,12 @@ class Quarantine:
         reason = (f"{len(faulted)} faulted games in the last {len(window)}: "
                   + ", ".join(f"{kind} x{n}" for kind, n in sorted(summary.items())))
         now = self._clock()
-        with self._store.writing() as conn:
-            bot_id = self._bot_id(conn, bot)
-            (before,) = conn.execute("SELECT COUNT(*) FROM ladder_benches WHERE bot_id = ?",
-                                     (bot_id,)).fetchone()
+        with self._store.writing():
+            before = len(self._store.benches(bot))
             bench = Bench(bot, now, now + self.policy.duration(before + 1), before + 1, reason)
-            conn.execute("INSERT INTO ladder_benches (bot_id, started_at, until, repeat, "
-                         "reason) VALUES (?, ?, ?, ?, ?)",
-                         (bot_id, bench.started_at, bench.until, bench.repeat, bench.reason))
+            if not self._store.add_bench(BenchRow(bot, bench.started_at, bench.until,
+                                                  bench.repeat, bench.reason, None)):
+                raise NotFoundError("name", f"no bot named {bot!r} is registered")
         window.clear()
         return bench
 
@@ -106,14 +92,7 @@ class Quarantine:
 
     def active(self) -> list[Bench]:
         """Every bench in force now, by bot name."""
-        now = self._clock()
-        with self._store.reading() as conn:
-            rows = conn.execute(
-                "SELECT b.name, s.started_at, s.until, s.repeat, s.reason, s.lifted_at "
-                "FROM ladder_benches s JOIN ladder_bots b ON b.id = s.bot_id "
-                "WHERE s.lifted_at IS NULL AND s.until > ? ORDER BY b.name, s.id",
-                (now,)).fetchall()
-        return [Bench(*row) for row in rows]
+        return [Bench(*row) for row in self._store.active_benches(self._clock())]
 
     def history(self, bot: str) -> list[Bench]:
         """Every bench ``bot`` has had, oldest first (none for an unknown name)."""
@@ -126,9 +105,6 @@ class Quarantine:
         if bench is None:
             return None
         now = self._clock()
-        with self._store.writing() as conn:
-            conn.execute("UPDATE ladder_benches SET lifted_at = ? WHERE bot_id = ? AND "
-                         "lifted_at IS NULL AND until > ?",
-                         (now, self._bot_id(conn, bot), now))
+        self._store.lift_benches(bot, now)
         self._recent.pop(bot, None)
         return Bench(bot, bench.started_at, bench.until, bench.repeat, bench.reason, now)

@@ -12,7 +12,12 @@ grows with the number of bots and pairings, not with the number of games.
 
 A refresh happens when :meth:`LadderRatings.refresh` is called and at least
 ``every_games`` games or ``every_seconds`` seconds have passed since the last one
-(``force=True`` refreshes anyway). Every ``history_every`` games a snapshot of the
+(``force=True`` refreshes anyway). Above ``sparse_above`` bots a refresh due by time
+alone also waits until the process has spent ``1 / cpu_share`` times the last refresh's
+CPU on other work since it (``cpu_share`` 2% by default): a large ladder playing few
+games a second then refreshes every few seconds instead of every second, and its
+ratings never take more than about that share of the process's CPU; a refresh due by
+games is never held back. Every ``history_every`` games a snapshot of the
 standings is written to the ``ladder_rating_history`` table.
 
 Many bots. Above ``sparse_above`` bots (100 by default) a dense fit costs too much to
@@ -33,6 +38,7 @@ refit found from the incremental fit, a check that should stay near 0.
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -70,7 +76,8 @@ class LadderRatings:
     def __init__(self, store: LadderStore | None = None, *, every_games: int = 1,
                  every_seconds: float = 0.0, history_every: int = 50,
                  clock: Callable[[], float] = time.monotonic, sparse_above: int = 100,
-                 exact_every: int = 5000) -> None:
+                 exact_every: int = 5000, cpu_share: float = 0.02,
+                 cpu_clock: Callable[[], float] = time.process_time) -> None:
         self._store = store
         self.every_games = max(1, every_games)
         self.every_seconds = every_seconds
@@ -78,12 +85,17 @@ class LadderRatings:
         self.sparse_above = sparse_above
         self.exact_every = max(1, exact_every)
         self._clock = clock
+        self.cpu_share = cpu_share
+        self._cpu_clock = cpu_clock
+        self._refresh_cpu = 0.0  # CPU seconds of the last refresh
+        self._cpu_at_refresh = -float("inf")  # the process's CPU time when it ended
         self._groups: dict[Sides, list[float]] = {}  # sides -> [weight, points of side a]
         self.games = 0
         self._fitted_games = 0
         self._last_history = 0
         self._last_refresh = -float("inf")
         self.current: Ratings | None = None
+        self.version = 0  # one more at each refit: what the standings were drawn from
         self.drift = 0.0
         self._design = _GrowingDesign()
         self._exact_games = -1  # games at the last exact refit
@@ -119,8 +131,16 @@ class LadderRatings:
     def due(self) -> bool:
         """Whether :meth:`refresh` would fit now."""
         new = self.games - self._fitted_games
-        waited = self._clock() - self._last_refresh >= self.every_seconds
-        return new > 0 and (new >= self.every_games or waited)
+        if new <= 0:
+            return False
+        if new >= self.every_games:
+            return True
+        if self._clock() - self._last_refresh < self.every_seconds:
+            return False
+        if len(self._design.players) <= self.sparse_above or self.cpu_share <= 0.0:
+            return True
+        spent = self._cpu_clock() - self._cpu_at_refresh
+        return spent * self.cpu_share >= self._refresh_cpu
 
     def refresh(self, *, force: bool = False) -> Ratings | None:
         """Refit if due (or forced); returns the current ratings (None before any rated
@@ -128,6 +148,7 @@ class LadderRatings:
         if not self._groups or not (force or self.due()):
             return self.current
         start = self.current.elo if self.current is not None else None
+        cpu = self._cpu_clock()
         if len(self._design.players) <= self.sparse_above:
             self.current = fit(self.results(), start=start)
         elif self._exact_games < 0 or self.games - self._exact_games >= self.exact_every:
@@ -135,7 +156,10 @@ class LadderRatings:
         else:
             self.current = self._incremental()
         self._fitted_games = self.games
+        self.version += 1
         self._last_refresh = self._clock()
+        self._cpu_at_refresh = self._cpu_clock()
+        self._refresh_cpu = self._cpu_at_refresh - cpu
         if self._store is not None and self.games - self._last_history >= self.history_every:
             self._save_snapshot()
         return self.current
@@ -171,11 +195,8 @@ class LadderRatings:
     def _save_snapshot(self) -> None:
         assert self.current is not None and self._store is not None
         players = [player_json(self.current, p) for p in self.current.players]
-        with self._store.writing() as conn:
-            conn.execute("INSERT INTO ladder_rating_history (games, at, players_json) "
-                         "VALUES (?, ?, ?)",
-                         (self.games, datetime.now(UTC).isoformat(timespec="seconds"),
-                          json.dumps(players, separators=(",", ":"))))
+        self._store.add_snapshot(self.games, datetime.now(UTC).isoformat(timespec="seconds"),
+                                 json.dumps(players, separators=(",", ":")))
         self._last_history = self.games
 
     def history(self) -> list[Snapshot]:
@@ -183,10 +204,27 @@ class LadderRatings:
         as in :func:`harness.results.rating.player_json`)."""
         if self._store is None:
             return []
-        with self._store.reading() as conn:
-            rows = conn.execute("SELECT games, at, players_json FROM ladder_rating_history "
-                                "ORDER BY id").fetchall()
-        return [{"games": g, "at": at, "players": json.loads(p)} for g, at, p in rows]
+        return [{"games": g, "at": at, "players": json.loads(p)}
+                for g, at, p in self._store.snapshots()]
+
+    def estimates(self, entrants: Sequence[RegisteredBot]) -> dict[str, tuple[float, float]]:
+        """Each entrant's rating and interval for pairing: its own, else (a new version)
+        the newest rated older version's rating with an unknown interval, else 0 with
+        an unknown one. One pass over ``entrants`` (which must hold every version)."""
+        ratings = self.current
+        if ratings is None:
+            return {e.name: (0.0, math.inf) for e in entrants}
+        by_name = {e.name: e for e in entrants}
+        out: dict[str, tuple[float, float]] = {}
+        for entrant in entrants:
+            if entrant.name in ratings.elo:
+                out[entrant.name] = (ratings.elo[entrant.name], ratings.ci95[entrant.name])
+                continue
+            older = by_name.get(entrant.previous) if entrant.previous else None
+            while older is not None and older.name not in ratings.elo:
+                older = by_name.get(older.previous) if older.previous else None
+            out[entrant.name] = (0.0 if older is None else ratings.elo[older.name], math.inf)
+        return out
 
     def standings(self, entrants: Sequence[RegisteredBot], *,
                   latest_only: bool = False) -> list[dict[str, Any]]:

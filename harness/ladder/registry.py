@@ -21,14 +21,13 @@ import hashlib
 import hmac
 import re
 import secrets
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
 from harness.errors import AlreadyExistsError, ConfigError, NotFoundError
-from harness.storage.ladder import BOTS_CHANGES_KEY, LadderStore
+from harness.storage.ladder import BotRow, LadderStore
 
 __all__ = ["MAX_CONCURRENCY", "Also", "RegisteredBot", "Registry", "Token"]
 
@@ -41,12 +40,9 @@ _SALT_BYTES: Final = 16
 _DUMMY_SALT: Final = bytes(_SALT_BYTES)
 _DUMMY_HASH: Final = bytes(32)
 
-Also = Callable[[sqlite3.Connection, str], None]
+Also = Callable[[str], None]
 """A further write made in the transaction that registers a bot version: called with the
-connection and the new version's name (a hosted bot's files, say)."""
-
-_COLUMNS: Final = ("id, name, base, version, previous_id, owner, description, concurrency, "
-                   "created_at, retired_at")
+new version's name (a hosted bot's files, say)."""
 
 
 class Token:
@@ -136,7 +132,7 @@ class Registry:
     def __init__(self, store: LadderStore) -> None:
         self._store = store
         # Every entrant in id order, read again only when the table has changed.
-        self._cache: tuple[str, list[RegisteredBot]] | None = None
+        self._cache: tuple[int, list[RegisteredBot]] | None = None
 
     def __repr__(self) -> str:
         return f"Registry({self._store!r})"
@@ -144,39 +140,39 @@ class Registry:
     # ------------------------------------------------------------------ reads
 
     @staticmethod
-    def _entrant(row: tuple[Any, ...], previous: str | None) -> RegisteredBot:
-        return RegisteredBot(id=row[0], name=row[1], base=row[2], version=row[3], previous=previous,
-                       owner=row[5], description=row[6], concurrency=row[7],
-                       created_at=row[8], retired_at=row[9])
+    def _entrant(row: BotRow, previous: str | None) -> RegisteredBot:
+        return RegisteredBot(id=row.id, name=row.name, base=row.base, version=row.version,
+                             previous=previous, owner=row.owner, description=row.description,
+                             concurrency=row.concurrency, created_at=row.created_at,
+                             retired_at=row.retired_at)
 
-    def _rows(self, conn: sqlite3.Connection, where: str = "",
-              args: tuple[Any, ...] = ()) -> list[RegisteredBot]:
-        rows = conn.execute(f"SELECT {_COLUMNS} FROM ladder_bots {where} ORDER BY id",
-                            args).fetchall()
-        names = dict(conn.execute("SELECT id, name FROM ladder_bots").fetchall())
-        return [self._entrant(r, names.get(r[4])) for r in rows]
-
-    def _get(self, conn: sqlite3.Connection, name: str) -> RegisteredBot:
-        found = self._rows(conn, "WHERE name = ?", (name,))
-        if not found:
+    def _get(self, name: str) -> RegisteredBot:
+        row = self._store.bot(name)
+        if row is None:
             raise NotFoundError("name", f"no bot named {name!r} is registered")
-        return found[0]
+        return self._entrant(row, self._store.bot_name(row.previous_id))
 
     def get(self, name: str) -> RegisteredBot:
         """The entrant called ``name``; ConfigError naming ``name`` if there is none."""
-        with self._store.reading() as conn:
-            return self._get(conn, name)
+        return self._get(name)
 
     def _all(self) -> list[RegisteredBot]:
         """Every entrant in registration order: one indexed read of the table's change
         count, and the table itself only when that moved (the ladder asks for its
         entrants each time it looks for games to start)."""
-        with self._store.reading() as conn:
-            (changes,) = conn.execute("SELECT value FROM meta WHERE key = ?",
-                                      (BOTS_CHANGES_KEY,)).fetchone()
+        with self._store.reading():  # one lock: the count and the rows agree
+            changes = self._store.bots_changes()
             if self._cache is None or self._cache[0] != changes:
-                self._cache = (changes, self._rows(conn))
+                rows = self._store.bots()
+                names = {row.id: row.name for row in rows}
+                self._cache = (changes, [
+                    self._entrant(r, None if r.previous_id is None else names.get(r.previous_id))
+                    for r in rows])
             return self._cache[1]
+
+    def changes(self) -> int:
+        """A count that moves whenever any process writes to the entrants."""
+        return self._store.bots_changes()
 
     def entrants(self, *, include_retired: bool = False,
                  latest_only: bool = False) -> list[RegisteredBot]:
@@ -200,21 +196,14 @@ class Registry:
 
     # ------------------------------------------------------------------ writes
 
-    def _insert(self, conn: sqlite3.Connection, base: str, version: int,
-                previous_id: int | None, owner: str, description: str,
-                concurrency: int) -> Token:
+    def _insert(self, base: str, version: int, previous_id: int | None, owner: str,
+                description: str, concurrency: int) -> Token:
         name = base if version == 1 else f"{base}@{version}"
         token, key_id, salt, digest = _new_token()
-        try:
-            conn.execute(
-                "INSERT INTO ladder_bots (name, base, version, previous_id, owner, "
-                "description, concurrency, key_id, token_salt, token_hash, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (name, base, version, previous_id, owner, description, concurrency, key_id,
-                 salt, digest, _now()))
-        except sqlite3.IntegrityError:
-            raise AlreadyExistsError("name",
-                                     f"a bot named {name!r} is already registered") from None
+        row = BotRow(0, name, base, version, previous_id, owner, description, concurrency,
+                     _now(), None)
+        if not self._store.add_bot(row, key_id, salt, digest):
+            raise AlreadyExistsError("name", f"a bot named {name!r} is already registered")
         return token
 
     def register(self, name: str, owner: str, *, description: str = "",
@@ -228,13 +217,13 @@ class Registry:
         owner = _check_text("owner", owner, limit=200, empty=False)
         description = _check_text("description", description, limit=2000, empty=True)
         concurrency = _check_concurrency(concurrency)
-        with self._store.writing() as conn:
-            if conn.execute("SELECT 1 FROM ladder_bots WHERE base = ?", (name,)).fetchone():
+        with self._store.writing():
+            if self._store.versions(name):
                 raise AlreadyExistsError("name", f"a bot named {name!r} is already registered")
-            token = self._insert(conn, name, 1, None, owner, description, concurrency)
+            token = self._insert(name, 1, None, owner, description, concurrency)
             if also is not None:
-                also(conn, name)
-            return self._get(conn, name), token
+                also(name)
+            return self._get(name), token
 
     def new_version(self, name: str, *, owner: str | None = None,
                     description: str | None = None, concurrency: int | None = None,
@@ -243,12 +232,11 @@ class Registry:
         """Register the next version of ``name``'s bot (``base@N``), linked to its newest
         version, whose owner, description and concurrency it inherits unless given.
         Returns the new entrant and its token. ``also`` runs in the same transaction."""
-        with self._store.writing() as conn:
-            base = self._get(conn, name).base
-            latest = max(self._rows(conn, "WHERE base = ?", (base,)),
-                         key=lambda e: e.version)
+        with self._store.writing():
+            base = self._get(name).base
+            latest = max(self._store.versions(base), key=lambda e: e.version)
             token = self._insert(
-                conn, base, latest.version + 1, latest.id,
+                base, latest.version + 1, latest.id,
                 _check_text("owner", latest.owner if owner is None else owner,
                             limit=200, empty=False),
                 _check_text("description",
@@ -256,29 +244,24 @@ class Registry:
                             limit=2000, empty=True),
                 _check_concurrency(latest.concurrency if concurrency is None
                                    else concurrency))
-            if retire_previous and not latest.retired:
-                conn.execute("UPDATE ladder_bots SET retired_at = ? WHERE id = ?",
-                             (_now(), latest.id))
+            if retire_previous and latest.retired_at is None:
+                self._store.set_retired(latest.id, _now())
             name = f"{base}@{latest.version + 1}"
             if also is not None:
-                also(conn, name)
-            return self._get(conn, name), token
+                also(name)
+            return self._get(name), token
 
     def rotate(self, name: str) -> Token:
         """Replace ``name``'s token; the old one stops working at once."""
         token, key_id, salt, digest = _new_token()
-        with self._store.writing() as conn:
-            entrant = self._get(conn, name)
-            conn.execute("UPDATE ladder_bots SET key_id = ?, token_salt = ?, token_hash = ? "
-                         "WHERE id = ?", (key_id, salt, digest, entrant.id))
+        with self._store.writing():
+            self._store.set_token(self._get(name).id, key_id, salt, digest)
         return token
 
     def _set_retired(self, name: str, value: str | None) -> RegisteredBot:
-        with self._store.writing() as conn:
-            entrant = self._get(conn, name)
-            conn.execute("UPDATE ladder_bots SET retired_at = ? WHERE id = ?",
-                         (value, entrant.id))
-            return self._get(conn, name)
+        with self._store.writing():
+            self._store.set_retired(self._get(name).id, value)
+            return self._get(name)
 
     def retire(self, name: str) -> RegisteredBot:
         """Retire ``name``: its token no longer authenticates; its games and rating stay.
@@ -293,16 +276,15 @@ class Registry:
     def update(self, name: str, *, description: str | None = None,
                concurrency: int | None = None) -> RegisteredBot:
         """Change ``name``'s description or concurrency."""
-        with self._store.writing() as conn:
-            entrant = self._get(conn, name)
-            conn.execute(
-                "UPDATE ladder_bots SET description = ?, concurrency = ? WHERE id = ?",
-                (_check_text("description", entrant.description if description is None
-                             else description, limit=2000, empty=True),
-                 _check_concurrency(entrant.concurrency if concurrency is None
-                                    else concurrency),
-                 entrant.id))
-            return self._get(conn, name)
+        with self._store.writing():
+            entrant = self._get(name)
+            self._store.set_profile(
+                entrant.id,
+                _check_text("description", entrant.description if description is None
+                            else description, limit=2000, empty=True),
+                _check_concurrency(entrant.concurrency if concurrency is None
+                                   else concurrency))
+            return self._get(name)
 
     # ------------------------------------------------------------------ tokens
 
@@ -311,12 +293,10 @@ class Registry:
         or retired). Takes the same work whether or not the key id exists."""
         match = _TOKEN.fullmatch(token) if isinstance(token, str) else None
         key_id, secret = match.groups() if match else ("", "")
-        with self._store.reading() as conn:
-            row = conn.execute(
-                "SELECT name, token_salt, token_hash, retired_at FROM ladder_bots "
-                "WHERE key_id = ?", (key_id,)).fetchone()
+        with self._store.reading():
+            row = self._store.credentials(key_id)
             salt, stored = (row[1], row[2]) if row else (_DUMMY_SALT, _DUMMY_HASH)
             same = hmac.compare_digest(_digest(salt, secret), stored)
             if row is None or not match or not same or row[3] is not None:
                 return None
-            return self._get(conn, row[0])
+            return self._get(row[0])

@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,10 +38,11 @@ from harness.ladder.cluster import RETRY_SECONDS, HouseCluster
 from harness.ladder.events import LadderEvents, StandingsChanges
 from harness.ladder.hosting import BuildPolicy, Hosting
 from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, Policy
+from harness.ladder.memo import Memo
 from harness.ladder.playing import GameRecorder, SetPlayer
 from harness.ladder.quarantine import Quarantine, QuarantinePolicy
 from harness.ladder.ratings import LadderRatings
-from harness.ladder.registry import RegisteredBot, Registry
+from harness.ladder.registry import Registry
 from harness.ladder.restore import HOUSE_OWNER, rebuild
 from harness.ladder.seats import Seats
 from harness.ladder.service import LadderServicer, standings
@@ -157,6 +157,7 @@ class LadderRuntime:
         self.arena: Arena | None = None
         self.events = LadderEvents()
         self._changes = StandingsChanges(self.events)
+        self.memo = Memo()  # the standings and the live page, built once per change
         self._house = {entrant.name for entrant, _ in settings.house}
         self.seats = Seats(self.registry, self.uploads, settings.rules, self._house,
                            self.events, self.wake)
@@ -179,38 +180,41 @@ class LadderRuntime:
     # ------------------------------------------------------------------ matching
 
     def _candidates(self, arena: Arena, cluster_sets: int | None = None) -> list[Candidate]:
-        """The connected bots with their free seats on the ladder's referee; with
-        ``cluster_sets``, the house bots only, with seats for that many sets on the
-        cluster."""
+        """The connected bots with their free seats on the ladder's referee (free
+        instances with a stream; any free instance of a house bot, which the pool starts
+        on demand); with ``cluster_sets``, the house bots only, with seats for that many
+        sets on the cluster."""
         out = []
         benched = {bench.bot for bench in self.quarantine.active()}
+        estimates = self._estimates()
+        members, candidate = arena.pool.entrants, self.matchmaker.candidate
+        cluster_seats = 0 if cluster_sets is None else self.settings.seats_per_bot * cluster_sets
         for entrant in self.registry.entrants():
-            if entrant.name not in arena.pool.entrants:
-                continue
-            if cluster_sets is not None and entrant.name not in self._house:
-                continue  # only house bots play on the cluster
-            if not self.seats.connected(arena, entrant.name):
-                continue
-            free = (0 if entrant.name in benched
-                    else self.seats.ready(arena, entrant.name) if cluster_sets is None
-                    else self.settings.seats_per_bot * cluster_sets)
-            rating, ci95 = self._estimate(entrant)
-            out.append(Candidate(entrant.name, rating, ci95,
-                                 self.matchmaker.sets_played(entrant.name), free))
+            name = entrant.name
+            member = members.get(name)
+            if member is None or (cluster_sets is not None and name not in self._house):
+                continue  # not in the pool yet; only house bots play on the cluster
+            live = ready = 0
+            for inst in arena.pool.instances(name):  # a loop: this runs for every bot
+                if not member.remote or inst.slot.ready:  # ready: live and welcomed
+                    live += 1
+                    ready += not inst.busy
+                elif inst.slot.live:
+                    live += 1
+            if not live:
+                continue  # not connected
+            free = (0 if name in benched else cluster_seats if cluster_sets is not None
+                    else ready)
+            rating, ci95 = estimates[name]
+            out.append(candidate(name, rating, ci95, free))
         return out
 
-    def _estimate(self, entrant: RegisteredBot) -> tuple[float, float]:
-        """A bot's rating and interval for pairing: its own, else (a new version) the
-        newest rated older version's rating with an unknown interval, else 0."""
-        ratings = self.ratings.current
-        if ratings is None:
-            return 0.0, math.inf
-        if entrant.name in ratings.elo:
-            return ratings.elo[entrant.name], ratings.ci95[entrant.name]
-        for older in reversed(self.registry.lineage(entrant.name)[:-1]):
-            if older.name in ratings.elo:
-                return ratings.elo[older.name], math.inf
-        return 0.0, math.inf
+    def _estimates(self) -> dict[str, tuple[float, float]]:
+        """Every bot's rating and interval for pairing (its own, else its newest rated
+        older version's with an unknown interval, else 0), once per ratings version."""
+        key = ("estimates", id(self.ratings), self.ratings.version, self.registry.changes())
+        return self.memo.get(key, lambda: self.ratings.estimates(
+            self.registry.entrants(include_retired=True)))
 
     def _start(self, player: SetPlayer, deal_set: DealSet, on_cluster: bool) -> None:
         task = asyncio.ensure_future(player.play_set(deal_set, on_cluster))

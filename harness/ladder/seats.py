@@ -54,19 +54,22 @@ class Seats:
         # id(slot) -> when the resolver handed it out, and the session it had then
         self._claimed: dict[int, tuple[float, Session | None]] = {}
 
-    def sync(self, arena: Arena) -> None:
-        """Add newly registered bots to the pool; park instances without a stream."""
+    def sync(self, arena: Arena, only: Collection[str] | None = None) -> None:
+        """Add newly registered bots to the pool; park instances without a stream. With
+        ``only``, just park or unpark those bots' instances (a set's, before a table: on
+        a large ladder a pass over every bot for each game would cost more)."""
         pool = arena.pool
-        hosted = self.uploads.states()  # seated by the hosting once built, never remote
-        for entrant in self.registry.entrants():
-            if entrant.name not in pool.entrants and entrant.name not in self.house \
-                    and entrant.name not in hosted:
-                placeholders = tuple("ladder-seat-" + secrets.token_hex(16)
-                                     for _ in range(entrant.concurrency))
-                pool.add(Entrant(entrant.name, None, placeholders), entrant.concurrency,
-                         self.rules)
-        for name, member in pool.entrants.items():
-            if not member.remote:
+        if only is None:
+            hosted = self.uploads.states()  # seated by the hosting once built, never remote
+            for entrant in self.registry.entrants():
+                if entrant.name not in pool.entrants and entrant.name not in self.house \
+                        and entrant.name not in hosted:
+                    placeholders = tuple("ladder-seat-" + secrets.token_hex(16)
+                                         for _ in range(entrant.concurrency))
+                    pool.add(Entrant(entrant.name, None, placeholders), entrant.concurrency,
+                             self.rules)
+        for name in pool.entrants if only is None else only:
+            if not pool.entrants[name].remote:
                 continue
             for inst in pool.instances(name):
                 if inst in self._parked and inst.slot.live:

@@ -9,14 +9,14 @@ the answer of RegisterBot, NewVersion or RotateToken, and is never logged.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 
 from harness.errors import AlreadyExistsError, ConfigError, NotFoundError
 from harness.ladder.events import game_message
-from harness.ladder.quarantine import Quarantine
+from harness.ladder.quarantine import Bench, Quarantine
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import RegisteredBot, Registry
 from harness.ladder.submit import Submissions
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from harness.referee.server import RefereeServer
 
 __all__ = ["DEFAULT_GAMES", "MAX_GAMES", "LadderServicer", "ladder_standings",
-           "recent_games", "standings"]
+           "recent_games", "standings", "standings_key"]
 
 Context = grpc.aio.ServicerContext[Any, Any]
 T = TypeVar("T")
@@ -47,6 +47,15 @@ def bot_message(entrant: RegisteredBot, build_state: str | None = None) -> lp.La
                   retired=entrant.retired, build_state=build_state)
 
 
+def _standings(ratings: LadderRatings, registry: Registry, active: Sequence[Bench],
+               builds: Mapping[str, str], latest_only: bool) -> list[lp.LadderStanding]:
+    rows = ratings.standings(registry.entrants(include_retired=True), latest_only=latest_only)
+    benches = {bench.bot: bench for bench in active}  # the newest per bot, as benched()
+    return [lp.standing(row, benches[row["name"]].reason if row["name"] in benches else "",
+                        builds.get(row["name"], ""))
+            for row in rows]
+
+
 def ladder_standings(ratings: LadderRatings, registry: Registry, quarantine: Quarantine,
                      builds: Mapping[str, str], *,
                      latest_only: bool = False) -> list[lp.LadderStanding]:
@@ -54,19 +63,31 @@ def ladder_standings(ratings: LadderRatings, registry: Registry, quarantine: Qua
     hosted bots with their build state: what the running ladder answers and what
     ``ladder CONFIG standings`` reads from its store. ``builds``: hosted version ->
     build state (:meth:`harness.ladder.uploads.Uploads.states`)."""
-    rows = ratings.standings(registry.entrants(include_retired=True), latest_only=latest_only)
-    # One read of every bench in force (the newest per bot, as Quarantine.benched
-    # gives it), not one per bot.
-    benches = {bench.bot: bench for bench in quarantine.active()}
-    return [lp.standing(row, benches[row["name"]].reason if row["name"] in benches else "",
-                        builds.get(row["name"], ""))
-            for row in rows]
+    # One read of every bench in force, not one per bot.
+    return _standings(ratings, registry, quarantine.active(), builds, latest_only)
+
+
+def _inputs(runtime: LadderRuntime) -> tuple[tuple[Hashable, ...], list[Bench],
+                                              dict[str, str]]:
+    active, builds = runtime.quarantine.active(), runtime.uploads.states()
+    key = (id(runtime.ratings), runtime.ratings.version, runtime.registry.changes(),
+           tuple(active), tuple(sorted(builds.items())))
+    return key, active, builds
+
+
+def standings_key(runtime: LadderRuntime) -> tuple[Hashable, ...]:
+    """What the running ladder's standings are drawn from, in a few indexed reads: the
+    ratings' version, the bots table's change count, the benches in force and the
+    hosted bots' build states."""
+    return _inputs(runtime)[0]
 
 
 def standings(runtime: LadderRuntime, *, latest_only: bool = False) -> list[lp.LadderStanding]:
-    """The running ladder's standings with its current ratings."""
-    return ladder_standings(runtime.ratings, runtime.registry, runtime.quarantine,
-                            runtime.uploads.states(), latest_only=latest_only)
+    """The running ladder's standings with its current ratings, built once per change of
+    what they show (:mod:`harness.ladder.memo`)."""
+    key, active, builds = _inputs(runtime)
+    return list(runtime.memo.get(("standings", latest_only, key), lambda: _standings(
+        runtime.ratings, runtime.registry, active, builds, latest_only)))
 
 
 def recent_games(runtime: LadderRuntime, limit: int, bot: str = "") -> list[GameRow]:

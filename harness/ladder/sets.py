@@ -42,44 +42,29 @@ class SetLog:
         self._store = store
 
     def start(self, deal_set: DealSet) -> None:
-        with self._store.writing() as conn:
-            conn.execute("INSERT INTO ladder_sets (key, seed, base_json, status, started_at) "
-                         "VALUES (?, ?, ?, ?, ?)",
-                         (deal_set.key, deal_set.seed, json.dumps(list(deal_set.base)),
-                          SetStatus.IN_PROGRESS.value, _now()))
+        self._store.start_set(deal_set.key, deal_set.seed, json.dumps(list(deal_set.base)),
+                              SetStatus.IN_PROGRESS.value, _now())
 
     def finish(self, progress: SetProgress) -> None:
-        with self._store.writing() as conn:
-            conn.execute("UPDATE ladder_sets SET status = ?, reason = ?, finished_at = ? "
-                         "WHERE key = ?", (progress.status.value, progress.reason, _now(),
-                                           progress.deal_set.key))
+        self._store.finish_set(progress.deal_set.key, progress.status.value,
+                               progress.reason, _now())
 
     def close_unfinished(self, reason: str) -> int:
         """Mark every set still in progress as cut short; returns how many."""
-        with self._store.writing() as conn:
-            cursor = conn.execute(
-                "UPDATE ladder_sets SET status = ?, reason = ?, finished_at = ? "
-                "WHERE status = ?",
-                (SetStatus.CUT_SHORT.value, reason, _now(), SetStatus.IN_PROGRESS.value))
-            return cursor.rowcount
+        return self._store.close_sets(SetStatus.IN_PROGRESS.value, SetStatus.CUT_SHORT.value,
+                                      reason, _now())
 
     def finished(self, keys: Iterable[str]) -> set[str]:
         """Those of the sets ``keys`` that are over (complete or cut short)."""
-        wanted = sorted(set(keys))
-        if not wanted:
-            return set()
-        with self._store.reading() as conn:
-            rows = conn.execute(
-                f"SELECT key FROM ladder_sets WHERE status != ? "
-                f"AND key IN ({','.join('?' * len(wanted))})",
-                (SetStatus.IN_PROGRESS.value, *wanted)).fetchall()
-        return {k for (k,) in rows}
+        return self._store.sets_not_in(SetStatus.IN_PROGRESS.value, set(keys))
+
+    def state(self) -> tuple[int, int]:
+        """What changes whenever a set starts or ends (two indexed reads)."""
+        return self._store.sets_state(SetStatus.IN_PROGRESS.value)
 
     def sets(self) -> list[StoredSet]:
-        with self._store.reading() as conn:
-            rows = conn.execute("SELECT key, base_json, status, reason FROM ladder_sets "
-                                "ORDER BY key").fetchall()
-        return [StoredSet(k, tuple(json.loads(b)), SetStatus(s), r) for k, b, s, r in rows]
+        return [StoredSet(r.key, tuple(json.loads(r.base_json)), SetStatus(r.status), r.reason)
+                for r in self._store.sets()]
 
     @staticmethod
     def pair_counts(sets: Iterable[StoredSet]) -> Counter[Pair]:

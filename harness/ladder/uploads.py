@@ -13,11 +13,9 @@ one-line reason).
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
 
 from harness.hosting.bundle import Manifest, UnpackLimits
 from harness.hosting.files import (
@@ -30,7 +28,7 @@ from harness.hosting.files import (
     Receiving,
     Stored,
 )
-from harness.storage.ladder import LadderStore
+from harness.storage.ladder import HostedRow, LadderStore
 
 __all__ = ["BUILDING", "BUILD_FAILED", "DEFAULT_MAX_BYTES", "READY", "Hosted", "Receiving",
            "Stored", "Uploads"]
@@ -48,57 +46,43 @@ class Uploads(BundleFiles):
         super().__init__(store.path.parent / "uploads", max_bytes=max_bytes, limits=limits)
         self.store = store
 
-    def recorder(self, stored: Stored) -> Callable[[sqlite3.Connection, str], None]:
+    def recorder(self, stored: Stored) -> Callable[[str], None]:
         """What records a new version ``name`` as hosted with ``stored``, inside the
         registry's transaction that registers it."""
         state = BUILDING if stored.manifest.build else READY
+        row = HostedRow("", stored.sha256, stored.root, stored.manifest.runtime,
+                        json.dumps(stored.manifest.command), json.dumps(stored.manifest.build),
+                        state, "")
 
-        def record(conn: sqlite3.Connection, name: str) -> None:
-            conn.execute(
-                "INSERT INTO ladder_hosted (bot_id, sha256, root, runtime, command_json, "
-                "build_json, state, detail, updated_at) SELECT id, ?, ?, ?, ?, ?, ?, '', ? "
-                "FROM ladder_bots WHERE name = ?",
-                (stored.sha256, stored.root, stored.manifest.runtime,
-                 json.dumps(stored.manifest.command), json.dumps(stored.manifest.build),
-                 state, _now(), name))
+        def record(name: str) -> None:
+            self.store.add_hosted(name, row, _now())
 
         return record
 
     # ------------------------------------------------------------------ reading
 
-    _SELECT: Final = ("SELECT b.name, h.sha256, h.root, h.runtime, h.command_json, "
-                      "h.build_json, h.state, h.detail FROM ladder_hosted h "
-                      "JOIN ladder_bots b ON b.id = h.bot_id")
-
     @staticmethod
-    def _hosted(row: tuple[str, ...]) -> Hosted:
-        manifest = Manifest(row[3], tuple(json.loads(row[4])), tuple(json.loads(row[5])))
-        return Hosted(name=row[0], sha256=row[1], root=row[2], manifest=manifest,
-                      state=row[6], detail=row[7])
+    def _hosted(row: HostedRow) -> Hosted:
+        manifest = Manifest(row.runtime, tuple(json.loads(row.command_json)),
+                            tuple(json.loads(row.build_json)))
+        return Hosted(name=row.name, sha256=row.sha256, root=row.root, manifest=manifest,
+                      state=row.state, detail=row.detail)
 
     def get(self, name: str) -> Hosted | None:
         """The hosted version ``name``, or None (not hosted, or no such bot)."""
-        with self.store.reading() as conn:
-            row = conn.execute(self._SELECT + " WHERE b.name = ?", (name,)).fetchone()
-        return None if row is None else self._hosted(row)
+        found = self.store.hosted(name)
+        return self._hosted(found[0]) if found else None
 
     def all(self) -> list[Hosted]:
         """Every hosted version, in registration order."""
-        with self.store.reading() as conn:
-            rows = conn.execute(self._SELECT + " ORDER BY b.id").fetchall()
-        return [self._hosted(r) for r in rows]
+        return [self._hosted(r) for r in self.store.hosted()]
 
     def states(self) -> dict[str, str]:
         """Hosted version name -> its build state."""
-        with self.store.reading() as conn:
-            return dict(conn.execute("SELECT b.name, h.state FROM ladder_hosted h "
-                                     "JOIN ladder_bots b ON b.id = h.bot_id").fetchall())
+        return self.store.hosted_states()
 
     def set_state(self, name: str, state: str, detail: str = "") -> None:
-        with self.store.writing() as conn:
-            conn.execute("UPDATE ladder_hosted SET state = ?, detail = ?, updated_at = ? "
-                         "WHERE bot_id = (SELECT id FROM ladder_bots WHERE name = ?)",
-                         (state, detail, _now(), name))
+        self.store.set_hosted_state(name, state, detail, _now())
 
     # ------------------------------------------------------------------ start-up
 

@@ -468,6 +468,14 @@ class ResultsStore(SQLiteFile):
                 yield _row_to_game(row, faults.get(row[0], ()))
             last_id = rows[-1][0]
 
+    def last_game_id(self, tournament_id: str) -> int:
+        """The id of the tournament's most recently stored game (0 before any): one
+        indexed read, for callers that cache what they drew from the latest games."""
+        with self.reading() as conn:
+            row = conn.execute("SELECT MAX(id) FROM games WHERE tournament_id = ?",
+                               (tournament_id,)).fetchone()
+        return int(row[0] or 0)
+
     def latest_games(self, tournament_id: str, limit: int, *,
                      bot: str | None = None) -> list[GameRow]:
         """The tournament's ``limit`` most recently stored games, newest first; with
