@@ -12,8 +12,9 @@ from harness.ladder.quarantine import Quarantine, QuarantinePolicy
 from harness.ladder.registry import Registry
 from harness.storage.ladder import LadderStore
 
-POLICY = QuarantinePolicy(faults=2, window=4, base_seconds=100.0, growth=3.0,
-                          max_seconds=500.0)
+POLICY = QuarantinePolicy(bench_faults=2, bench_window=4, bench_seconds=100.0,
+                          bench_growth=3.0,
+                          bench_max_seconds=500.0)
 
 
 @pytest.fixture
@@ -111,5 +112,5 @@ def test_unknown_bots_and_bad_policies_are_refused(store: LadderStore) -> None:
     with pytest.raises(ConfigError, match="ghost"):
         q.record("ghost", ["timeout"])
     with pytest.raises(ConfigError) as info:
-        QuarantinePolicy(faults=5, window=4)
-    assert info.value.option == "faults"
+        QuarantinePolicy(bench_faults=5, bench_window=4)
+    assert info.value.option == "bench_faults"

@@ -141,7 +141,7 @@ def test_a_bot_that_keeps_faulting_is_benched_and_gets_no_more_games(
         (sys.executable, "-m", "sample_bots.heuristic_bot"), cwd=str(REPO)))
     settings = dataclasses.replace(
         _settings(tmp_path), house=((HOUSE, 2), (heuristic, 2), (faulty, 2)),
-        quarantine=QuarantinePolicy(faults=2, window=3, base_seconds=3600.0))
+        quarantine=QuarantinePolicy(bench_faults=2, bench_window=3, bench_seconds=3600.0))
 
     async def scenario() -> tuple[list[StoredSet], int, str]:
         stop = asyncio.Event()

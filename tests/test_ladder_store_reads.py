@@ -79,7 +79,7 @@ def test_standings_show_each_bots_bench_in_force_from_one_read(tmp_path: Path) -
         registry = Registry(store)
         for name in ("calm", "faulty", "lifted", "expired"):
             registry.register(name, "owner")
-        quarantine = Quarantine(store, QuarantinePolicy(faults=1, window=1),
+        quarantine = Quarantine(store, QuarantinePolicy(bench_faults=1, bench_window=1),
                                 clock=lambda: now[0])
         for bot in ("faulty", "lifted", "expired"):
             quarantine.record(bot, ["timeout"])
@@ -144,7 +144,7 @@ def test_the_standings_and_the_page_are_built_once_per_change(tmp_path: Path) ->
         top = changed()["standings"][0]
         assert top["name"] == "a" and top["games"] == 1
         builds = runtime.memo.builds
-        runtime.quarantine.policy = QuarantinePolicy(faults=1, window=1)
+        runtime.quarantine.policy = QuarantinePolicy(bench_faults=1, bench_window=1)
         runtime.quarantine.record("b", ["timeout"])  # benched
         assert any(s["benched"] for s in changed()["standings"])
     finally:

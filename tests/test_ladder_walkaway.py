@@ -40,7 +40,7 @@ def _settings(tmp_path: Path) -> LadderSettings:
         rules=RulesConfig(target=2), time_control=TimeControl.parse("5+30"),
         concurrency=1, house=((HOUSE, 2),), poll_seconds=0.05,
         # never benched: every set it walks away from must be played out to the end
-        quarantine=QuarantinePolicy(faults=1000, window=1000))
+        quarantine=QuarantinePolicy(bench_faults=1000, bench_window=1000))
 
 
 def _score(row: GameRow, bot: str) -> float:

@@ -243,6 +243,28 @@ def test_bad_overrides_name_the_key(tmp_path: Path, key: str, value: str,
     assert err.value.option == option
 
 
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("provisional_sets", "-1", "must be at least 0; got -1"),
+    ("closeness_elo", "0", "must be > 0; got 0.0"),
+    ("repeat_weight", "-0.5", "must be at least 0; got -0.5"),
+    ("repeat_cap", "0", "must be > 0; got 0.0"),
+    ("bench_faults", "0", "must be at least 1; got 0"),
+    ("bench_faults", "11", "must be from 1 to bench_window (10); got 11"),
+    ("bench_seconds", "0", "must be > 0; got 0.0"),
+    ("bench_growth", "0.5", "must be at least 1; got 0.5"),
+    ("bench_max_seconds", "10", "must be >= bench_seconds"),
+    ("cluster_retry_seconds", "0", "must be > 0; got 0.0"),
+    ("build_seconds", "-1", "must be > 0; got -1.0"),
+])
+def test_every_ladder_key_is_checked_when_the_file_is_read_under_its_own_name(
+        tmp_path: Path, key: str, value: str, message: str) -> None:
+    # One name from the file to the code: the key is the policy's field, and the check
+    # is the schema's (a tournament's file has the [ladder] keys too).
+    with pytest.raises(ConfigError) as err:
+        load_text(tmp_path, BASE, **{f"ladder.{key}": value})
+    assert (err.value.option, err.value.message) == (f"ladder.{key}", message)
+
+
 # --------------------------------------------------------------------------- errors
 
 

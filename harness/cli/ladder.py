@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -51,10 +50,11 @@ from harness.cli.common import (
     on_signals,
     operator_token,
 )
+from harness.competition.policies import ladder_policies
 from harness.errors import ConfigError
 from harness.ladder.hosting import BuildPolicy
-from harness.ladder.matchmaking import Matchmaker, Policy
-from harness.ladder.quarantine import Quarantine, QuarantinePolicy
+from harness.ladder.matchmaking import Matchmaker
+from harness.ladder.quarantine import Quarantine
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry, Token
 from harness.ladder.runtime import LadderRuntime, LadderSettings
@@ -65,7 +65,6 @@ from harness.protocol.tls import server_tls
 from harness.storage.ladder import LadderStore
 from harness.storage.results import ResultsStore
 from harness.tournament.config import TournamentConfig, load_config
-from harness.tournament.options import LADDER_FIELDS
 
 __all__ = ["STORE_NAME", "register", "settings_from"]
 
@@ -104,19 +103,7 @@ def settings_from(config: TournamentConfig, *, host: str, port: int) -> LadderSe
     if remote:
         raise ConfigError("bot", f"a ladder's bots register with `ladder CONFIG register`; "
                                  f"remove the token entries {', '.join(remote)}")
-    policies: dict[str, dict[str, Any]] = {"matchmaking": {}, "quarantine": {}}
-    for key, (policy, field) in LADDER_FIELDS.items():
-        policies[policy][field] = config.ladder[key]
-    names = {field: f"ladder.{key}" for key, (_, field) in LADDER_FIELDS.items()}
-    try:
-        matchmaking = Policy(**policies["matchmaking"])
-        quarantine = QuarantinePolicy(**policies["quarantine"])
-    except ConfigError as e:
-        message = re.sub(r"\b[a-z_]+\b", lambda m: names.get(m.group(), m.group()), e.message)
-        raise ConfigError(names.get(e.option, e.option), message) from None
-    for key in ("cluster_retry_seconds", "build_seconds"):
-        if not config.ladder[key] > 0:
-            raise ConfigError(f"ladder.{key}", f"must be > 0; got {config.ladder[key]}")
+    matchmaking, quarantine = ladder_policies(config.ladder)  # checked when it was read
     house_vs_house = config.ladder["house_vs_house"]
     if not house_vs_house and (config.scheduler or config.workers):
         raise ConfigError("ladder.house_vs_house", "a Dask cluster plays only sets of house "

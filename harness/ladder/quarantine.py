@@ -1,10 +1,11 @@
 """Benching bots that fault too often.
 
-A bot with ``faults`` faulted games among its last ``window`` games is *benched*: the
-matchmaker gives it no games until the bench ends. The n-th bench of a bot lasts
-``base_seconds * growth ** (n - 1)``, capped at ``max_seconds``, so a bot that keeps
-faulting sits out longer each time. Every bench records its reason (how many faults of
-which kinds) for the standings, and the operator can :meth:`Quarantine.lift` it early.
+A bot with ``bench_faults`` faulted games among its last ``bench_window`` games is
+*benched*: the matchmaker gives it no games until the bench ends. The n-th bench of a bot
+lasts ``bench_seconds * bench_growth ** (n - 1)``, capped at ``bench_max_seconds``, so a
+bot that keeps faulting sits out longer each time. Every bench records its reason (how
+many faults of which kinds) for the standings, and the operator can
+:meth:`Quarantine.lift` it early.
 Benching clears the bot's window: it comes back with a clean slate of recent games,
 but its count of past benches (which sets the next bench's length) stays.
 
@@ -60,16 +61,16 @@ class Quarantine:
     def remember(self, bot: str, faults: Iterable[str] = ()) -> None:
         """Put one past game of ``bot`` in its window without benching it (to refill
         the windows from stored games after a restart, oldest first)."""
-        self._recent.setdefault(bot, deque(maxlen=self.policy.window)).append(tuple(faults))
+        self._recent.setdefault(bot, deque(maxlen=self.policy.bench_window)).append(tuple(faults))
 
     def record(self, bot: str, faults: Iterable[str] = ()) -> Bench | None:
         """Count one finished game of ``bot`` with the kinds of its faults in it (none
         for a clean game). Returns the new bench when this game sends it to the bench."""
         kinds = tuple(faults)
-        window = self._recent.setdefault(bot, deque(maxlen=self.policy.window))
+        window = self._recent.setdefault(bot, deque(maxlen=self.policy.bench_window))
         window.append(kinds)
         faulted = [k for k in window if k]
-        if len(faulted) < self.policy.faults or self.benched(bot) is not None:
+        if len(faulted) < self.policy.bench_faults or self.benched(bot) is not None:
             return None
         summary = Counter(kind for game in faulted for kind in game)
         reason = (f"{len(faulted)} faulted games in the last {len(window)}: "

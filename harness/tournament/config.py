@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.competition.policies import ladder_policies
 from harness.errors import ConfigError, UnknownKeysError
 from harness.referee.botlog import DEFAULT_LOG_LIMIT
 from harness.referee.outcome import FaultPolicy, TimeControl
@@ -555,6 +556,10 @@ def build_config(raw: RawConfig, *, for_ladder: bool = False) -> TournamentConfi
     ladder = want_table(data.get("ladder", {}), "ladder")
     check_keys(ladder, [o.leaf for o in _section("ladder")], "ladder.")
     values["ladder"] = _read_table(ladder, _section("ladder"), "ladder.")
+    try:  # what ties two keys together (each key's own range is checked above)
+        ladder_policies(values["ladder"])
+    except ConfigError as e:
+        raise ConfigError(f"ladder.{e.option}", e.message) from None
     tc, clock = values.pop("tc"), values.pop("clock")
     values["time_control"] = tc if clock == "wall" else tc.with_clock(clock)
     return TournamentConfig(

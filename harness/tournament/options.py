@@ -36,7 +36,6 @@ __all__ = [
     "BOT_OPTIONS",
     "BOX_FIELDS",
     "FORMATS",
-    "LADDER_FIELDS",
     "OPTIONS",
     "RULE_KINDS",
     "Option",
@@ -74,7 +73,8 @@ class Option:
     default: Any = None  # the value when the key is absent; REQUIRED if it must be given
     shown_default: str | None = None  # the default as the docs say it, if not the value
     required: str = ""  # the error when a REQUIRED key is missing
-    minimum: int | None = None  # int: the smallest value; strings: the fewest entries
+    minimum: float | None = None  # int, float: the smallest value; strings: the fewest entries
+    above: float | None = None  # int, float: what the value must be greater than
     choices: tuple[str, ...] = ()
     convert: Callable[[Any], Any] | None = None  # to the configuration's value type
     factory: Callable[[], Any] | None = None  # computes the default (defaults to `default`)
@@ -124,25 +124,11 @@ def _sprt_default(field: str) -> Any:
     return _field_default(Sprt, field)
 
 
-LADDER_FIELDS: dict[str, tuple[str, str]] = {
-    "provisional_sets": ("matchmaking", "provisional_sets"),
-    "closeness_elo": ("matchmaking", "closeness_elo"),
-    "repeat_weight": ("matchmaking", "repeat_weight"),
-    "repeat_cap": ("matchmaking", "repeat_cap"),
-    "bench_faults": ("quarantine", "faults"),
-    "bench_window": ("quarantine", "window"),
-    "bench_seconds": ("quarantine", "base_seconds"),
-    "bench_growth": ("quarantine", "growth"),
-    "bench_max_seconds": ("quarantine", "max_seconds"),
-}
-"""Each ``[ladder]`` key of the matchmaker's or the quarantine's policy: which policy
-(:class:`~harness.competition.policies.Policy` or
-:class:`~harness.competition.policies.QuarantinePolicy`) and which of its fields."""
-
-
 def _ladder_default(key: str) -> Any:
-    policy, field = LADDER_FIELDS[key]
-    return _field_default(Policy if policy == "matchmaking" else QuarantinePolicy, field)
+    """The default of ``[ladder]`` key ``key``: the field of that name of the matchmaker's
+    policy or the quarantine's (:mod:`harness.competition.policies`)."""
+    policy = Policy if key in {f.name for f in dataclasses.fields(Policy)} else QuarantinePolicy
+    return _field_default(policy, key)
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -190,32 +176,32 @@ OPTIONS: tuple[Option, ...] = (
     Option("ladder.provisional_sets", "int", "ladder: a bot is provisional, and served "
            "first, for this many deal sets", _ladder_default("provisional_sets"), minimum=0),
     Option("ladder.closeness_elo", "float", "ladder: the rating gap that costs as much as "
-           "one repeat of a pairing", _ladder_default("closeness_elo")),
+           "one repeat of a pairing", _ladder_default("closeness_elo"), above=0),
     Option("ladder.repeat_weight", "float", "ladder: the cost of playing a pairing more "
-           "than its share", _ladder_default("repeat_weight")),
+           "than its share", _ladder_default("repeat_weight"), minimum=0),
     Option("ladder.repeat_cap", "float", "ladder: a pairing played more than this many "
            "times its share (+1) is not chosen while others are available",
-           _ladder_default("repeat_cap")),
+           _ladder_default("repeat_cap"), above=0),
     Option("ladder.bench_faults", "int", "ladder: this many faulted games among a bot's "
            "last bench_window games bench it", _ladder_default("bench_faults"), minimum=1),
     Option("ladder.bench_window", "int", "ladder: the recent games counted for a bench",
            _ladder_default("bench_window"), minimum=1),
     Option("ladder.bench_seconds", "float", "ladder: how long a first bench lasts, in "
-           "seconds", _ladder_default("bench_seconds")),
+           "seconds", _ladder_default("bench_seconds"), above=0),
     Option("ladder.bench_growth", "float", "ladder: each further bench lasts this many "
-           "times the one before", _ladder_default("bench_growth")),
+           "times the one before", _ladder_default("bench_growth"), minimum=1),
     Option("ladder.bench_max_seconds", "float", "ladder: the longest bench, in seconds",
            _ladder_default("bench_max_seconds")),
     Option("ladder.cluster_retry_seconds", "float", "ladder: how often a ladder that lost "
            "its Dask scheduler tries it again (in between, its referee plays every set)",
-           RETRY_SECONDS),
+           RETRY_SECONDS, above=0),
     Option("ladder.house_vs_house", "bool", "ladder: house bots also play sets of their "
            "own (false: every set seats a registered or hosted bot, and a ladder that "
            "none has dialed into is idle)", True),
     Option("ladder.upload_max_mib", "int", "ladder: the largest bundle a hosted bot may be "
            "submitted as (ctl submit), in MiB", 50, minimum=1),
     Option("ladder.build_seconds", "float", "ladder: a hosted bot's build is stopped, and "
-           "fails, after this many seconds", 600.0),
+           "fails, after this many seconds", 600.0, above=0),
     Option("rules", "section", "the rules (see Rules options)", RulesConfig(),
            shown_default="four-handed defaults", stored=FORMATS),
     Option("bot", "section", "the bots, one [[bot]] table each (keys: bot.*)", REQUIRED,
@@ -379,8 +365,11 @@ def read_value(opt: Option, value: object, path: str | None = None) -> Any:
     checked: Any = _check_kind(opt.kind, value, key)
     if opt.minimum is not None and opt.kind == "strings" and len(checked) < opt.minimum:
         raise ConfigError(key, f"needs at least one entry; got {list(checked)!r}")
-    if opt.minimum is not None and opt.kind == "int" and checked < opt.minimum:
-        raise ConfigError(key, f"must be at least {opt.minimum}; got {checked}")
+    if opt.kind in ("int", "float"):
+        if opt.minimum is not None and checked < opt.minimum:
+            raise ConfigError(key, f"must be at least {opt.minimum:g}; got {checked}")
+        if opt.above is not None and not checked > opt.above:
+            raise ConfigError(key, f"must be > {opt.above:g}; got {checked}")
     if opt.convert is not None:
         try:
             checked = opt.convert(checked)
