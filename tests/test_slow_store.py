@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from configs import bot, toml_config
 
 from harness.ladder import runtime as ladder_runtime
 from harness.ladder.runtime import LadderRuntime, LadderSettings
@@ -52,25 +53,10 @@ def test_a_slow_store_never_costs_a_tournament_bot_its_clock(
     monkeypatch.setattr(tournament_runner, "ResultsStore", SlowStore)
     command = " ".join(("{python}", *PROMPT[1:]))
     path = tmp_path / "t.toml"
-    path.write_text(f"""
-name = "slow"
-output = "{tmp_path / 'out'}"
-games = 3
-concurrency = 2
-tc = "{TC}"
-
-[rules]
-form = "two-handed"
-target = 5
-
-[[bot]]
-name = "prompt-a"
-command = "{command}"
-
-[[bot]]
-name = "prompt-b"
-command = "{command}"
-""")
+    path.write_text(toml_config(
+        "slow", output=tmp_path / "out", games=3, concurrency=2, tc=TC,
+        rules={"form": "two-handed", "target": 5},
+        bots=(bot("prompt-a", command), bot("prompt-b", command))))
     config = load_config(path)
     state = asyncio.run(asyncio.wait_for(TournamentRunner(config).run(), 240))
     assert state.finished and state.done == 6

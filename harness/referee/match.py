@@ -242,11 +242,11 @@ class GameRunner:
         reply = None
         action = None
         try:
-            if request is not None:
+            if observer is not None:  # in process: the Observation the request would carry
+                action = await observer.act(obs)
+            elif request is not None:
                 reply = await (session.decide(request, budget) if cpu0 is None
                                else self._decide_on_cpu(seat, request, budget, cpu0))
-            elif observer is not None:  # in process: the Observation the request would carry
-                action = await observer.act(obs)
         except BotTimeoutError as e:
             fault_kind, detail = FaultKind.TIMEOUT, str(e)
         except BotTerminatedError as e:
