@@ -121,8 +121,9 @@ async def _hear_refusal(call: Any, header: Any, metadata: Metadata) -> None:
     """The referee refuses an upload at its header (over its cap, another bot's token)
     at once, while the chunks may still be on their way; the cut stream can then hide
     its answer behind an INTERNAL or CANCELLED status. Send the header alone to hear
-    that answer, and raise it; return if the header is not what was refused (the
-    referee then says only that no bytes followed it)."""
+    that answer, and raise it (UNIMPLEMENTED too: a referee without the ladder's
+    service, which the caller then asks through the operator's); return if the header
+    is not what was refused (the referee then says only that no bytes followed it)."""
 
     async def alone() -> AsyncIterator[Any]:
         yield header
@@ -130,7 +131,7 @@ async def _hear_refusal(call: Any, header: Any, metadata: Metadata) -> None:
     try:
         await call(alone(), metadata=metadata, timeout=UPLOAD_TIMEOUT_S)
     except grpc.aio.AioRpcError as verdict:
-        if verdict.code() not in _CUT | {grpc.StatusCode.UNIMPLEMENTED} and \
+        if verdict.code() not in _CUT and \
                 "ended after 0 bytes" not in (verdict.details() or ""):
             raise verdict from None
 
