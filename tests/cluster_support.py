@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from distributed import Client
+from waiting import WAIT_S
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -18,7 +21,9 @@ def free_port() -> int:
 
 
 def start_cluster(port: int, log: Path) -> list[subprocess.Popen[bytes]]:
-    """A scheduler and one worker, as separate commands (as on several machines)."""
+    """A scheduler and one worker, as separate commands (as on several machines),
+    returned once the worker has joined the scheduler (on a loaded machine that can take
+    longer than a command waits for workers)."""
     dask = Path(sys.executable).parent / "dask"
     out = open(log, "ab")  # noqa: SIM115 - closed with the test's tmp dir
     scheduler = subprocess.Popen([str(dask), "scheduler", "--host", "127.0.0.1", "--port",
@@ -27,7 +32,14 @@ def start_cluster(port: int, log: Path) -> list[subprocess.Popen[bytes]]:
     worker = subprocess.Popen([str(dask), "worker", f"tcp://127.0.0.1:{port}", "--nthreads",
                                "1", "--no-dashboard"], stdout=out, stderr=out, cwd=ROOT,
                               start_new_session=True)
-    return [scheduler, worker]
+    procs = [scheduler, worker]
+    try:
+        with Client(f"tcp://127.0.0.1:{port}", timeout=WAIT_S) as client:
+            client.wait_for_workers(1, timeout=WAIT_S)
+    except BaseException:
+        stop(procs)
+        raise
+    return procs
 
 
 def stop(procs: list[subprocess.Popen[bytes]]) -> None:

@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["HEURISTIC", "RANDOM", "Bot", "Raw", "Value", "bot", "toml_config"]
+__all__ = ["HEURISTIC", "PACED_HOUSE", "RANDOM", "RANDOM_AND_HEURISTIC", "Bot", "Raw", "Value",
+           "bot", "paced", "toml_config"]
 
 RANDOM = "{python} -m sample_bots.random_bot"
 HEURISTIC = "{python} -m sample_bots.heuristic_bot"
@@ -69,6 +70,19 @@ def bot(name: str, command: str | Raw | None = None, *, seed: int | None = None,
 
 
 RANDOM_AND_HEURISTIC = (bot("random"), bot("heuristic"))
+
+SLEEPY_BOT = Path(__file__).resolve().parent.parent / "bench" / "sleepy_bot.py"
+HOUSE_PACE_MS = 10
+
+
+def paced(name: str, ms: int = HOUSE_PACE_MS) -> Bot:
+    """The sample bot ``name`` (random or heuristic), sleeping ``ms`` milliseconds before
+    each decision (bench/sleepy_bot.py): the house bots of the tests' standing ladders,
+    which play each other for as long as the ladder runs."""
+    return Bot(name, f"{{python}} {SLEEPY_BOT} {name}", {"SLEEPY_BOT_MS": str(ms)})
+
+
+PACED_HOUSE = (paced("random"), paced("heuristic"))
 
 
 def toml_config(name: str, *, bots: Sequence[Bot] = RANDOM_AND_HEURISTIC,

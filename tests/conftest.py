@@ -1,11 +1,37 @@
 """Test setup shared by every test module."""
 
+import compileall
+import contextlib
 import os
+import re
+import signal
+import subprocess
+from pathlib import Path
 
 import pytest
+from build_support import start_background_build
+
+ROOT = Path(__file__).resolve().parent.parent
+_BUILD = pytest.StashKey[subprocess.Popen[bytes]]()
 
 # Tests start bot processes from a process that uses gRPC (see harness/referee/__init__.py).
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile the project's modules to bytecode once, before any test runs.
+
+    The suite starts several hundred Python processes (bots, commands, referees). Where
+    the environment asks Python not to write bytecode (``PYTHONDONTWRITEBYTECODE``), each
+    of them would compile every module it imports from source again; compiled once here,
+    they all read the same ``__pycache__`` files (ignored by git). Test modules are left
+    out: pytest rewrites their asserts itself. Runs once, in the process that starts the
+    parallel workers."""
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: its controller did it
+        return
+    tests = re.compile(r"(^|/)(test_[^/]*|conftest)\.py$")
+    for folder in ("harness", "sample_bots", "tests"):
+        compileall.compile_dir(ROOT / folder, quiet=1, rx=tests)
 
 
 def _shared_fixtures(item: pytest.Item) -> str:
@@ -22,6 +48,11 @@ def _shared_fixtures(item: pytest.Item) -> str:
     return ",".join(used)
 
 
+def _group(item: pytest.Item) -> str:
+    marker = item.get_closest_marker("xdist_group")
+    return str(marker.args[0]) if marker is not None and marker.args else item.nodeid
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked ``long`` go first (the sort is stable: the rest keep their order), so
     that the parallel workers start the longest waits early and the run ends sooner.
@@ -29,9 +60,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     Tests that share a module-scoped fixture (a running ladder, a browser, a built bot)
     form one ``xdist_group``, so that the parallel workers (``--dist loadgroup``) start
     the fixture once, on one worker, instead of once on each worker that runs one of
-    them; the groups of different fixtures (or parameters) still run side by side."""
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+    them; the groups of different fixtures (or parameters) still run side by side.
+
+    The tests that play the C++ sample bot (and the groups they are in) go last, and
+    the bot's build starts in the background now (tests/build_support.py): the workers
+    run everything else meanwhile instead of waiting for the compiler."""
     for item in items:
         shared = _shared_fixtures(item)
         if shared and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(f"{item.module.__name__}:{shared}"))  # type: ignore[attr-defined]
+    built = {_group(item) for item in items if "cpp_bot" in getattr(item, "fixturenames", ())}
+    items.sort(key=lambda item: (_group(item) in built,
+                                 item.get_closest_marker("long") is None))
+    if built:
+        background_build = start_background_build(config)
+        if background_build is not None:
+            config.stash[_BUILD] = background_build
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A background build still running when the run ends (no test waited for it: the
+    run was cut short or chose no such test) is stopped."""
+    background_build = config.stash.get(_BUILD, None)
+    if background_build is not None and background_build.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(background_build.pid, signal.SIGTERM)
+        background_build.wait()

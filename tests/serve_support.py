@@ -10,13 +10,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import grpc
-from configs import RANDOM, Raw, bot, toml_config
+from configs import PACED_HOUSE, RANDOM, Bot, Raw, bot, toml_config
 from waiting import WAIT_S, wait_for
 
 from harness.ladder.matchmaking import SetStatus
@@ -160,17 +160,19 @@ def serve(output: Path, *extra: str, env: dict[str, str] | None = None,
 
 
 class Ladder(Started):
-    """A running ``euchre-harness -v ladder`` of the random and heuristic sample bots,
-    storing under ``folder / "out"``, on a free loopback port unless ``port`` is given."""
+    """A running ``euchre-harness -v ladder`` of the random and heuristic sample bots
+    (``house``; by default paced, see bench/sleepy_bot.py), storing under
+    ``folder / "out"``, on a free loopback port unless ``port`` is given."""
 
     def __init__(self, folder: Path, *extra: str, name: str = "ladder",
                  concurrency: int = 2, port: int = 0,
                  env: dict[str, str] | None = None,
-                 file_limit: tuple[int, int] | None = None) -> None:
+                 file_limit: tuple[int, int] | None = None,
+                 house: Sequence[Bot] = PACED_HOUSE) -> None:
         self.config = folder / "ladder.toml"
         self.config.write_text(toml_config(name, output=folder / "out",
                                            concurrency=concurrency, tc="5+30",
-                                           rules={"target": 3}))
+                                           rules={"target": 3}, bots=house))
         self.store = folder / "out" / "ladder.sqlite"
         super().__init__([sys.executable, "-m", "harness", "-v", "ladder", str(self.config),
                           "--port", str(port), *extra], folder, "ladder",

@@ -8,8 +8,10 @@ request one byte every :data:`BYTE_EVERY_S` seconds and never finishing it. A
 connection the server closes (or refuses) is dialed again after :data:`REDIAL_S`. Twice
 a second it writes its counts to STATUS_FILE as JSON (``dialed``, ``open`` now,
 ``closed`` by the server, ``failed`` dials, ``answered``: connections the server sent
-something on before closing). Runs until SIGTERM. It raises its own open-file limit to
-the hard limit first, and exits with status 3 if that is too low for COUNT connections.
+something on before closing; ``dialing_s``: the seconds from the first dial to the
+COUNT-th, which a loaded machine stretches). Runs until SIGTERM. It raises its own
+open-file limit to the hard limit first, and exits with status 3 if that is too low for
+COUNT connections.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import json
 import resource
 import signal
 import sys
+import time
 from pathlib import Path
 
 BYTE_EVERY_S = 5.0
@@ -28,12 +31,24 @@ HEAD = b"GET /api/ladder HTTP/1.1\r\nHost: localhost\r\nX-Slow: "
 
 
 class Counts:
-    def __init__(self) -> None:
+    def __init__(self, count: int) -> None:
         self.dialed = self.open = self.closed = self.failed = self.answered = 0
+        self.dialing_s = 0.0
+        self._count = count
+        self._first: float | None = None
+
+    def dial(self) -> None:
+        now = time.monotonic()
+        if self._first is None:
+            self._first = now
+        self.dialed += 1
+        if self.dialed == self._count:
+            self.dialing_s = now - self._first
 
     def write(self, path: Path) -> None:
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(vars(self)))
+        tmp.write_text(json.dumps({k: v for k, v in vars(self).items()
+                                   if not k.startswith("_")}))
         tmp.replace(path)
 
 
@@ -46,7 +61,7 @@ async def slow_client(host: str, port: int, source: str, counts: Counts) -> None
             counts.failed += 1
             await asyncio.sleep(REDIAL_S)
             continue
-        counts.dialed += 1
+        counts.dial()
         counts.open += 1
         try:
             sent = 0
@@ -72,7 +87,7 @@ async def slow_client(host: str, port: int, source: str, counts: Counts) -> None
 
 
 async def main(host: str, port: int, count: int, status: Path, addresses: int) -> None:
-    counts = Counts()
+    counts = Counts(count)
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     sources = ["127.0.0.1"] if addresses <= 1 else [f"127.0.1.{n % 250 + 1}"

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import grpc
+from configs import PACED_HOUSE, RANDOM_AND_HEURISTIC
 from serve_support import REPO, Started
 
 from harness.cli._ctl_submit import CHUNK_BYTES, pack
@@ -19,16 +20,13 @@ from harness.protocol import ladder as lp
 
 OPERATOR_TOKEN = "operator-secret-for-the-submit-tests"
 
-HOUSE = """
-[[bot]]
-name = "random"
-command = "{python} -m sample_bots.random_bot"
-[[bot]]
-name = "heuristic"
-command = "{python} -m sample_bots.heuristic_bot"
-"""
-QUIET_HOUSE = "[ladder]\nhouse_vs_house = false\n" + HOUSE
-"""The same house bots, playing only the hosted and registered bots (not each other)."""
+HOUSE = "\n".join(b.toml() for b in PACED_HOUSE) + "\n"
+"""The house bots: the random and heuristic sample bots, paced (bench/sleepy_bot.py), as
+they play each other for as long as the ladder runs."""
+QUIET_HOUSE = ("[ladder]\nhouse_vs_house = false\n"
+               + "\n".join(b.toml() for b in RANDOM_AND_HEURISTIC) + "\n")
+"""The sample bots as house bots playing only the hosted and registered bots (not each
+other): they play only when a test's bot does, at full speed."""
 
 
 class HostLadder(Started):

@@ -59,12 +59,23 @@ def run(cfg: TournamentConfig, **kw: Any) -> RunState:
     return asyncio.run(TournamentRunner(cfg, **kw).run())
 
 
-@pytest.fixture
-def cluster() -> Iterator[tuple[LocalCluster, Client]]:
+def local_cluster() -> Iterator[tuple[LocalCluster, Client]]:
     """Two worker processes, one game at a time each."""
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       dashboard_address=None) as lc, Client(lc) as client:
         yield lc, client
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[tuple[LocalCluster, Client]]:
+    """One cluster for the tests that leave it as they found it."""
+    yield from local_cluster()
+
+
+@pytest.fixture
+def cluster_to_kill() -> Iterator[tuple[LocalCluster, Client]]:
+    """A cluster of the test's own: the test kills one of its workers."""
+    yield from local_cluster()
 
 
 def test_two_workers_store_the_same_deals_and_results_as_a_local_run(tmp_path: Path) -> None:
@@ -81,8 +92,8 @@ def test_two_workers_store_the_same_deals_and_results_as_a_local_run(tmp_path: P
 
 
 def test_a_worker_killed_mid_run_loses_nothing_and_stores_nothing_twice(
-        tmp_path: Path, cluster: tuple[LocalCluster, Client]) -> None:
-    lc, client = cluster
+        tmp_path: Path, cluster_to_kill: tuple[LocalCluster, Client]) -> None:
+    lc, client = cluster_to_kill
     pids: dict[str, int] = client.run(os.getpid)
     victim = psutil.Process(pids[sorted(pids)[0]])
     cfg = load_config(config_file(tmp_path, games=6),

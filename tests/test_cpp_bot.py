@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -23,30 +22,29 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from build_support import build_lock
+from build_support import (
+    INSTALL_HINT,
+    BuildFailed,
+    MissingPrerequisite,
+    build_cpp,
+    cpp_build_root,
+)
 from sandbox_support import play_over_unix
 from serve_support import Ladder, Started, end
 from tls_support import make_certificates
 from waiting import wait_for, wait_until
 
-from harness.errors import SandboxUnavailable
-from harness.hosting.build import BUILD_LIMITS
 from harness.protocol import rpb
 from harness.protocol.tls import server_tls
 from harness.referee import server as server_module
 from harness.referee.arena import Arena
-from harness.referee.botlog import CappedLog
 from harness.referee.outcome import GameResult, Termination
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.referee.server import RefereeServer
 from harness.rules import DeckKind, Form, RulesConfig
-from harness.sandbox import check_available, run_build
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-CPP_SOURCE = REPO_ROOT / "sample_bots" / "cpp"
-TOOLS = ("cmake", "c++", "protoc", "grpc_cpp_plugin")
-INSTALL_HINT = "apt-get install -y cmake g++ libgrpc++-dev protobuf-compiler-grpc"
 
 
 def missing_prerequisite(reason: str) -> None:
@@ -57,70 +55,23 @@ def missing_prerequisite(reason: str) -> None:
     pytest.skip(message)
 
 
-# The sample's build, as a hosted bot's manifest would give it (a debug build: it compiles
-# in about two thirds of the time of the default release build, and nothing here times
-# the bot).
-BUILD = "cmake -S sample_bots/cpp -B {out} -DCMAKE_BUILD_TYPE=Debug && cmake --build {out} -j 2"
-
-
 @pytest.fixture(scope="session")
 def cpp_bot(request: pytest.FixtureRequest,
             tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The built bot executable, built once per test run (into the pytest cache when
-    there is one, where CMake rebuilds only what changed). Where boxes run, it is built
-    as a hosted bot is: in the build box of hosted bots (no network, capped memory and
-    CPU), so this one build is also the test that the C++ toolchain works there."""
-    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
-    if missing:
-        missing_prerequisite(f"not on PATH: {', '.join(missing)}")
-    cache = getattr(request.config, "cache", None)  # None with -p no:cacheprovider
-    root = (Path(cache.mkdir("cpp-bot")) if cache is not None
-            else tmp_path_factory.mktemp("cpp-bot"))
-    with build_lock(root):  # parallel test workers share one build
-        try:
-            check_available()
-        except SandboxUnavailable:
-            if os.environ.get("CI"):
-                raise
-            return _build_here(root / "here")
-        return _build_in_a_box(root)
-
-
-def _build_in_a_box(root: Path) -> Path:
-    source, out = root / "source", root / "out"
-    for folder in ("sample_bots/cpp", "proto"):  # copies keep their times: CMake rebuilds
-        shutil.copytree(REPO_ROOT / folder, source / folder, dirs_exist_ok=True,
-                        copy_function=shutil.copy2,
-                        ignore=shutil.ignore_patterns("build", "*.md"))
-    for path in (source, *source.rglob("*")):  # a box runs as nobody
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    log = root / "build.log"
-    outcome = asyncio.run(run_build(source, ("sh", "-c", BUILD.format(out="/out/build")),
-                                    BUILD_LIMITS, CappedLog(log), 1800, output=out))
-    if not outcome.ok:
-        text = log.read_text(errors="replace")[-4000:]
-        if "Could NOT find" in text or "Could not find" in text:
-            missing_prerequisite(f"CMake could not find a dependency:\n{text}")
-        pytest.fail(f"the C++ sample's build in a box: {outcome.detail}\n{text}")
-    exe = out / "build" / "random_bot"
-    assert exe.is_file(), f"the build made no {exe}"
-    return exe
-
-
-def _build_here(build: Path) -> Path:
-    """The same build on this machine, outside a box (where boxes cannot run)."""
-    for step in (["cmake", "-S", str(CPP_SOURCE), "-B", str(build),
-                  "-DCMAKE_BUILD_TYPE=Debug"],
-                 ["cmake", "--build", str(build), "-j", "2"]):
-        done = subprocess.run(step, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            output = (done.stdout + done.stderr)[-4000:]
-            if "Could NOT find" in output or "Could not find" in output:
-                missing_prerequisite(f"CMake could not find a dependency:\n{output}")
-            pytest.fail(f"{' '.join(step)} failed:\n{output}")
-    exe = build / "random_bot"
-    assert exe.is_file(), f"the build made no {exe}"
-    return exe
+    there is one, where CMake rebuilds only what changed, and where the build started
+    in the background at collection has usually finished by the time a test asks: see
+    tests/build_support.py). Where boxes run, it is built as a hosted bot is: in the
+    build box of hosted bots (no network, capped memory and CPU), so this one build is
+    also the test that the C++ toolchain works there."""
+    root = cpp_build_root(request.config) or tmp_path_factory.mktemp("cpp-bot")
+    try:
+        return build_cpp(root)
+    except MissingPrerequisite as e:
+        missing_prerequisite(str(e))
+    except BuildFailed as e:
+        pytest.fail(str(e))
+    raise AssertionError("unreachable")
 
 
 def seeded(argv: tuple[str, ...], seed: int) -> BotCommand:

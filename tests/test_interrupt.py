@@ -134,12 +134,13 @@ def test_a_run_stops_at_once_keeps_its_games_and_resumes(tmp_path: Path, workers
 
 def test_a_run_in_process_stops_at_once_keeps_its_games_and_resumes(tmp_path: Path) -> None:
     """In process a bot's decisions run on the loop that would handle the signal: the
-    runner must still hear it between decisions (it did only when the run ended)."""
-    searching = (bot("search", "{python} -m sample_bots.search_bot --ms 20 --seed 1"),
-                 bot("random"))
+    runner must still hear it between decisions (it did only when the run ended). The
+    sleepy bot holds the loop 15 ms a decision, as a bot that thinks would."""
+    thinking = (Bot("sleepy", "{python} -m bench.sleepy_bot", {"SLEEPY_BOT_MS": "15"}),
+                bot("random"))
     path = tmp_path / "inproc.toml"
-    path.write_text(toml_config("inproc", id="inproc", output=tmp_path / "out", games=20,
-                                rules=TWO_TO_3, bots=searching))
+    path.write_text(toml_config("inproc", id="inproc", output=tmp_path / "out", games=10,
+                                rules=TWO_TO_3, bots=thinking))
     store = tmp_path / "out" / "results.sqlite"
     args = ["run", str(path), "--quiet", "--in-process"]
     first = Command(tmp_path, "first", *args)
@@ -153,11 +154,11 @@ def test_a_run_in_process_stops_at_once_keeps_its_games_and_resumes(tmp_path: Pa
                          r"interrupted: (\d+) games? of 'inproc' stored")
     before = stored(store, "inproc")
     assert kept == len(before) >= 1
-    assert kept < 40, "the run ended before the signal: make it longer"
+    assert kept < 20, "the run ended before the signal: make it longer"
     second = Command(tmp_path, "second", *args)
     assert second.proc.wait(STOP_S * 8) == 0, second.stderr
     after = stored(store, "inproc")
-    assert len(after) == len(set(after)) == 40
+    assert len(after) == len(set(after)) == 20
     assert set(before) <= set(after)
 
 
