@@ -34,18 +34,42 @@ def pytest_configure(config: pytest.Config) -> None:
         compileall.compile_dir(ROOT / folder, quiet=1, rx=tests)
 
 
-def _shared_fixtures(item: pytest.Item) -> str:
-    """The module-scoped fixtures ``item`` uses, with their parameters ("" if none)."""
+def _shared_fixtures(item: pytest.Item) -> list[str]:
+    """The module-scoped fixtures ``item`` uses, with their parameters."""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
-        return ""
+        return []
     params = getattr(getattr(item, "callspec", None), "params", {})
     used = []
     for name in sorted(item.fixturenames):  # type: ignore[attr-defined]
         defs = info.name2fixturedefs.get(name)
         if defs and defs[-1].scope == "module":
             used.append(f"{name}[{params[name]}]" if name in params else name)
-    return ",".join(used)
+    return used
+
+
+def _fixture_groups(items: list[pytest.Item]) -> dict[str, str]:
+    """For each test that uses a module-scoped fixture, its group: the tests of a module
+    linked by the fixtures (and parameters) they share, directly or through others. A
+    browser and a results folder that two groups of tests each share with a third are
+    one group: split, each worker running one of them would set up both again."""
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
+    keys = {item.nodeid: [f"{item.module.__name__}:{fixture}"  # type: ignore[attr-defined]
+                          for fixture in _shared_fixtures(item)] for item in items}
+    for linked in keys.values():
+        for key in linked:
+            parent[root(key)] = root(linked[0])
+    members: dict[str, list[str]] = {}
+    for key in list(parent):
+        members.setdefault(root(key), []).append(key)
+    name = {top: min(found) for top, found in members.items()}
+    return {nodeid: name[root(linked[0])] for nodeid, linked in keys.items() if linked}
 
 
 def _group(item: pytest.Item) -> str:
@@ -58,17 +82,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     that the parallel workers start the longest waits early and the run ends sooner.
 
     Tests that share a module-scoped fixture (a running ladder, a browser, a built bot)
-    form one ``xdist_group``, so that the parallel workers (``--dist loadgroup``) start
-    the fixture once, on one worker, instead of once on each worker that runs one of
-    them; the groups of different fixtures (or parameters) still run side by side.
+    form one ``xdist_group`` (see _fixture_groups), so that the parallel workers
+    (``--dist loadgroup``) start the fixture once, on one worker, instead of once on
+    each worker that runs one of them; the groups of different fixtures (or parameters)
+    still run side by side.
 
     The tests that play the C++ sample bot (and the groups they are in) go last, and
     the bot's build starts in the background now (tests/build_support.py): the workers
     run everything else meanwhile instead of waiting for the compiler."""
+    groups = _fixture_groups(items)
     for item in items:
-        shared = _shared_fixtures(item)
-        if shared and item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(f"{item.module.__name__}:{shared}"))  # type: ignore[attr-defined]
+        if item.nodeid in groups and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
     built = {_group(item) for item in items if "cpp_bot" in getattr(item, "fixturenames", ())}
     items.sort(key=lambda item: (_group(item) in built,
                                  item.get_closest_marker("long") is None))
