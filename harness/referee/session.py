@@ -220,6 +220,17 @@ class Session:
         # Set when the referee ends the stream for a protocol violation: the stream stays
         # open for writing until the bot's game is over, then ends with this status.
         self.end_status: EndStatus | None = None
+        # The clocks of the write in progress and of the open decision's reply share one
+        # timer, re-armed only when it fires early or must fire sooner (see _watch): a
+        # timer armed and cancelled for every write and every reply cost about a tenth
+        # of the referee's own work per decision.
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0
+        self._write_by: float | None = None  # the write in progress must end by then
+        self._write_task: asyncio.Task[Any] | None = None
+        self._write_cut = False  # the timer cancelled the writing task
+        self._reply_by: float | None = None  # the open decision's reply is due by then
+        self._reply_timeout = 0.0
 
     def new_request_id(self) -> int:
         """Request ids increase along the stream, across games."""
@@ -236,14 +247,62 @@ class Session:
         """Send everything queued (plus ``last``): one Bundle to a bot that takes them,
         else one message at a time. A bot that does not read its stream (so that writes
         block) for ``timeout`` seconds is disconnected."""
+        if not self._outbox and last is None:
+            return
+        # What asyncio.timeout does, on the session's shared timer: when the write is not
+        # done by its deadline, the timer cancels this task and the write is abandoned.
+        task = asyncio.current_task()
+        assert task is not None
+        cancelling = task.cancelling()
+        deadline = asyncio.get_running_loop().time() + timeout
+        self._write_by, self._write_task = deadline, task
+        self._write_cut = False
+        self._watch(deadline)
         try:
-            # asyncio.timeout, not wait_for: no task per write (one per decision).
-            async with asyncio.timeout(timeout):
-                await self._flush(last)
-        except TimeoutError:
-            self.close(f"the bot did not read its stream for {timeout:g}s")
-            raise BotTerminatedError(f"{self.slot.name}: stream closed "
-                                     f"({self.close_reason})") from None
+            await self._flush(last)
+        except asyncio.CancelledError:
+            if self._write_cut:
+                self._write_cut = False
+                if task.uncancel() <= cancelling:  # not cancelled by anyone else too
+                    self.close(f"the bot did not read its stream for {timeout:g}s")
+                    raise BotTerminatedError(f"{self.slot.name}: stream closed "
+                                             f"({self.close_reason})") from None
+            raise
+        finally:
+            self._write_by = self._write_task = None
+            if self._write_cut:  # cut as the write ended: the cancel is not this caller's
+                self._write_cut = False
+                task.uncancel()
+
+    def _watch(self, deadline: float) -> None:
+        """Make sure the session's timer fires no later than ``deadline``."""
+        if self._timer is None or deadline < self._timer_at:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer_at = deadline
+            self._timer = asyncio.get_running_loop().call_at(deadline, self._on_timer)
+
+    def _on_timer(self) -> None:
+        """The shared timer fired: end the write or the decision whose time is up, and
+        re-arm for the one still running."""
+        self._timer = None
+        now = asyncio.get_running_loop().time()
+        write_by, reply_by = self._write_by, self._reply_by
+        if write_by is not None:
+            if write_by <= now and not self._write_cut and self._write_task is not None:
+                self._write_cut = True
+                self._write_task.cancel()
+            elif write_by > now:
+                self._watch(write_by)
+        if reply_by is not None:
+            if reply_by <= now:
+                self._reply_by = None
+                fut = self._pending
+                if fut is not None and not fut.done():
+                    fut.set_exception(BotTimeoutError(
+                        f"{self.slot.name}: no reply within {self._reply_timeout:.3f}s"))
+            else:
+                self._watch(reply_by)
 
     async def _flush(self, last: ConnectResponse | None) -> None:
         queued = self._outbox
@@ -294,14 +353,15 @@ class Session:
         self._pending, self._pending_id = fut, request_id
         self._strays = 0
         self._last_issued = max(self._last_issued, request_id)
-        timer = None
         try:
             await self.flush(messages.decision_request(request), timeout=max(timeout, 1.0))
-            timer = loop.call_later(timeout, self._expire, fut, timeout)
-            return await fut  # resolved by on_reply, _expire or close
+            if not fut.done():  # the reply's clock starts once the request is written
+                self._reply_by = deadline = loop.time() + timeout
+                self._reply_timeout = timeout
+                self._watch(deadline)
+            return await fut  # resolved by on_reply, the timer (_on_timer) or close
         finally:
-            if timer is not None:
-                timer.cancel()
+            self._reply_by = None
             self._pending = None
             self._pending_id = 0
             self._settle(request_id, _Fate.EXPIRED)
@@ -313,11 +373,6 @@ class Session:
         fates.setdefault(request_id, fate)
         if len(fates) > REMEMBERED_REQUESTS:
             del fates[next(iter(fates))]  # the oldest (ids are issued in order)
-
-    def _expire(self, fut: asyncio.Future[DecisionReply], timeout: float) -> None:
-        if not fut.done():
-            fut.set_exception(BotTimeoutError(f"{self.slot.name}: no reply within "
-                                              f"{timeout:.3f}s"))
 
     def on_reply(self, reply: DecisionReply) -> None:
         rid = reply.request_id
@@ -425,6 +480,9 @@ class Session:
         if not self.closed.is_set():
             self.close_reason = reason
             self.closed.set()
+            if self._timer is not None and self._write_by is None:
+                self._timer.cancel()  # nothing left to time (a cut write still is)
+                self._timer = None
             fut = self._pending
             if fut is not None and not fut.done():
                 fut.set_exception(BotTerminatedError(f"{self.slot.name}: stream closed "
