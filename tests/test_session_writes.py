@@ -79,7 +79,7 @@ def test_a_write_that_completes_in_time_is_not_cut() -> None:
         session.post(messages.shutdown("one"))
         await session.flush(messages.shutdown("two"), timeout=5.0)
         assert not session.closed.is_set()
-        [bundle] = context.written  # both in one Bundle
+        [bundle] = [messages.decode(m) for m in context.written]  # both in one Bundle
         assert [m.shutdown.reason for m in bundle.bundle.messages] == ["one", "two"]
 
     asyncio.run(main())
@@ -93,7 +93,8 @@ class ReplyingContext:
         self.delays = delays
         self.session: Session | None = None
 
-    async def write(self, message: Any) -> None:
+    async def write(self, data: messages.Outgoing) -> None:
+        message = messages.decode(data)
         if message.WhichOneof("payload") == "bundle":
             message = message.bundle.messages[-1]
         if message.WhichOneof("payload") != "decision_request":
@@ -118,10 +119,11 @@ def test_each_decision_keeps_its_own_deadline_on_the_shared_timer() -> None:
         loop = asyncio.get_running_loop()
 
         async def decide(timeout: float) -> float:
-            request = DecisionRequest(request_id=session.new_request_id())
+            request_id = session.new_request_id()
+            request = messages.decision_request(DecisionRequest(request_id=request_id))
             started = loop.time()
-            reply = await session.decide(request, timeout)
-            assert reply.request_id == request.request_id
+            reply = await session.decide(request_id, request, timeout)
+            assert reply.request_id == request_id
             return loop.time() - started
 
         await decide(5.0)  # answered at once; the timer stays armed for 5 s from now

@@ -278,12 +278,31 @@ def decision_request_bytes(request_id: int, obs: Observation, time_left_ms: int,
     ])
 
 
-_K_RESPONSE_EVENT = _key(rpb.ConnectResponse.DESCRIPTOR, "game_event", _LEN)
+_D_RESPONSE = rpb.ConnectResponse.DESCRIPTOR
+_K_RESPONSE_EVENT = _key(_D_RESPONSE, "game_event", _LEN)
+_K_RESPONSE_REQUEST = _key(_D_RESPONSE, "decision_request", _LEN)
+_K_RESPONSE_BUNDLE = _key(_D_RESPONSE, "bundle", _LEN)
+_K_BUNDLE_MESSAGES = _key(rpb.Bundle.DESCRIPTOR, "messages", _LEN)
 
 
 def game_event_response_bytes(event: bytes) -> bytes:
     """A ConnectResponse{game_event} around a GameEvent's bytes."""
     return _K_RESPONSE_EVENT + _varint(len(event)) + event
+
+
+def decision_request_response_bytes(request_id: int, obs: Observation, time_left_ms: int,
+                                    bank_ms: int) -> bytes:
+    """A ConnectResponse{decision_request} (see :func:`decision_request_bytes`)."""
+    body = decision_request_bytes(request_id, obs, time_left_ms, bank_ms)
+    return _K_RESPONSE_REQUEST + _varint(len(body)) + body
+
+
+def bundle_response_bytes(encoded: Sequence[bytes]) -> bytes:
+    """A ConnectResponse{bundle} holding the ConnectResponses ``encoded`` (wire bytes),
+    in order; a Bundle even with none."""
+    key, v = _K_BUNDLE_MESSAGES, _varint
+    body = b"".join([key + v(len(m)) + m for m in encoded])
+    return _K_RESPONSE_BUNDLE + v(len(body)) + body
 
 
 def _hand_number_bytes(hand_number: int) -> bytes:

@@ -34,12 +34,11 @@ import grpc
 from harness.errors import BotTerminatedError, BotTimeoutError, ProtocolViolation
 from harness.protocol import (
     MAX_MESSAGE_BYTES,
-    ConnectResponse,
     DecisionReply,
-    DecisionRequest,
     DecodeError,
     messages,
 )
+from harness.protocol.messages import Outgoing
 
 
 class SlotState(enum.Enum):
@@ -211,7 +210,7 @@ class Session:
         self._pending_id = 0
         self._pending: asyncio.Future[DecisionReply] | None = None
         self._last_issued = 0
-        self._outbox: list[ConnectResponse] = []
+        self._outbox: list[Outgoing] = []
         self._next_request_id = 0
         self._fates: dict[int, _Fate] = {}
         self._strays = 0  # replies since the last request that answered no open request
@@ -237,12 +236,12 @@ class Session:
         self._next_request_id += 1
         return self._next_request_id
 
-    def post(self, message: ConnectResponse) -> None:
+    def post(self, message: Outgoing) -> None:
         """Queue a message; it goes out with the next :meth:`flush` (a bundling bot gets
         the queue in one Bundle with its next decision request or game over)."""
         self._outbox.append(message)
 
-    async def flush(self, last: ConnectResponse | None = None, *,
+    async def flush(self, last: Outgoing | None = None, *,
                     timeout: float = WRITE_TIMEOUT) -> None:
         """Send everything queued (plus ``last``): one Bundle to a bot that takes them,
         else one message at a time. A bot that does not read its stream (so that writes
@@ -304,7 +303,7 @@ class Session:
             else:
                 self._watch(reply_by)
 
-    async def _flush(self, last: ConnectResponse | None) -> None:
+    async def _flush(self, last: Outgoing | None) -> None:
         queued = self._outbox
         if last is not None:
             queued.append(last)
@@ -313,20 +312,20 @@ class Session:
         self._outbox = []
         self._notices = 0
         if self.bundles and len(queued) > 1:
-            await self.send(messages.bundle(queued))
+            await self.send(messages.bundle_bytes(queued))
         else:
             for message in queued:
                 await self.send(message)
         if self.end_status is not None and any(
-                m.WhichOneof("payload") == "game_over" for m in queued):
+                messages.decode(m).WhichOneof("payload") == "game_over" for m in queued):
             self.close(self.end_status.detail)  # the bot has its GameOver: end the stream
 
-    async def send(self, message: ConnectResponse) -> None:
+    async def send(self, message: Outgoing) -> None:
         """Write one message to the bot. One over the message limit is not sent (the
         server's transport allows more, for the operator's answers): the stream ends."""
         if self.closed.is_set():
             raise BotTerminatedError(f"{self.slot.name}: stream closed ({self.close_reason})")
-        size = message.ByteSize()
+        size = messages.size(message)
         if size > self.max_message_bytes:
             self.close(f"a {size}-byte message for the bot is over the "
                        f"{self.max_message_bytes}-byte limit")
@@ -338,9 +337,11 @@ class Session:
             self.close(f"write failed: {e!r}")
             raise BotTerminatedError(f"{self.slot.name}: stream closed ({e!r})") from e
 
-    async def decide(self, request: DecisionRequest, timeout: float) -> DecisionReply:
-        """Send a decision request and wait for its reply. Raises BotTimeoutError,
-        BotTerminatedError or ProtocolViolation."""
+    async def decide(self, request_id: int, request: Outgoing,
+                     timeout: float) -> DecisionReply:
+        """Send a decision request (``request``: the ConnectResponse that carries the
+        DecisionRequest numbered ``request_id``) and wait for its reply. Raises
+        BotTimeoutError, BotTerminatedError or ProtocolViolation."""
         if self.violation is not None:
             v, self.violation = self.violation, None
             raise ProtocolViolation(v)
@@ -349,12 +350,11 @@ class Session:
                                      f"({self.end_status.detail})")
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[DecisionReply] = loop.create_future()
-        request_id = request.request_id
         self._pending, self._pending_id = fut, request_id
         self._strays = 0
         self._last_issued = max(self._last_issued, request_id)
         try:
-            await self.flush(messages.decision_request(request), timeout=max(timeout, 1.0))
+            await self.flush(request, timeout=max(timeout, 1.0))
             if not fut.done():  # the reply's clock starts once the request is written
                 self._reply_by = deadline = loop.time() + timeout
                 self._reply_timeout = timeout
