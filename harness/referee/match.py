@@ -133,6 +133,7 @@ class GameRunner:
         self._observers = [s if s is not None and s.observes else None for s in observing]
         self._listening = [s is None or s.wants_events for s in observing]
         self._listeners = [i for i, on in enumerate(self._listening) if on]
+        self._posts = [s.post for s in self.seats]  # bound once: called for every event
 
     # ------------------------------------------------------------------ sending
     def _post(self, seat: int, msg: Outgoing) -> None:
@@ -149,7 +150,7 @@ class GameRunner:
         ``game.scores`` is the score before any DEAL event queued here."""
         game = self.game
         events, self._cursor = game.new_events(self._cursor)
-        listeners, listening = self._listeners, self._listening
+        listeners, listening, posts = self._listeners, self._listening, self._posts
         for hi, ev in events:
             kind = ev.kind
             to = ev.to
@@ -169,7 +170,7 @@ class GameRunner:
             if msg is None:
                 continue
             for s in targets:
-                self._post(s, msg)
+                posts[s](msg)
 
     # ------------------------------------------------------------------ playing
     async def play(self) -> GameResult:

@@ -257,8 +257,17 @@ class Session:
         self._write_by, self._write_task = deadline, task
         self._write_cut = False
         self._watch(deadline)
+        queued = self._outbox
+        if last is not None:
+            queued.append(last)
+        self._outbox = []
+        self._notices = 0
         try:
-            await self._flush(last)
+            if self.bundles and len(queued) > 1:
+                await self.send(messages.bundle_bytes(queued))
+            else:
+                for message in queued:
+                    await self.send(message)
         except asyncio.CancelledError:
             if self._write_cut:
                 self._write_cut = False
@@ -272,6 +281,9 @@ class Session:
             if self._write_cut:  # cut as the write ended: the cancel is not this caller's
                 self._write_cut = False
                 task.uncancel()
+        if self.end_status is not None and any(
+                messages.decode(m).WhichOneof("payload") == "game_over" for m in queued):
+            self.close(self.end_status.detail)  # the bot has its GameOver: end the stream
 
     def _watch(self, deadline: float) -> None:
         """Make sure the session's timer fires no later than ``deadline``."""
@@ -302,23 +314,6 @@ class Session:
                         f"{self.slot.name}: no reply within {self._reply_timeout:.3f}s"))
             else:
                 self._watch(reply_by)
-
-    async def _flush(self, last: Outgoing | None) -> None:
-        queued = self._outbox
-        if last is not None:
-            queued.append(last)
-        if not queued:
-            return
-        self._outbox = []
-        self._notices = 0
-        if self.bundles and len(queued) > 1:
-            await self.send(messages.bundle_bytes(queued))
-        else:
-            for message in queued:
-                await self.send(message)
-        if self.end_status is not None and any(
-                messages.decode(m).WhichOneof("payload") == "game_over" for m in queued):
-            self.close(self.end_status.detail)  # the bot has its GameOver: end the stream
 
     async def send(self, message: Outgoing) -> None:
         """Write one message to the bot. One over the message limit is not sent (the
