@@ -65,6 +65,7 @@ import grpc  # noqa: E402
 from pingpong import GrpcPingPong, RunStats, message_sizes  # noqa: E402
 
 from harness._generated.euchre.v1 import referee_pb2 as rpb  # noqa: E402
+from harness.protocol import messages  # noqa: E402
 from harness.referee.arena import Arena  # noqa: E402
 from harness.referee.match import GameRunner  # noqa: E402
 from harness.referee.outcome import GameResult, Termination, TimeControl  # noqa: E402
@@ -82,9 +83,20 @@ WRITES: collections.Counter[str] = collections.Counter()
 _original_send = Session.send
 
 
-async def _counting_send(self: Session, message: rpb.ConnectResponse) -> None:
-    WRITES[message.WhichOneof("payload") or "?"] += 1
+async def _counting_send(self: Session, message: messages.Outgoing) -> None:
+    WRITES[message_kind(message)] += 1
     await _original_send(self, message)
+
+
+def message_kind(message: messages.Outgoing) -> str:
+    """The payload of a message or of its wire bytes (the field number of the
+    ConnectResponse's one field, without parsing the rest)."""
+    if isinstance(message, bytes):
+        return _FIELD_NAMES.get(message[0] >> 3, "?") if message else "?"
+    return message.WhichOneof("payload") or "?"
+
+
+_FIELD_NAMES = {f.number: f.name for f in rpb.ConnectResponse.DESCRIPTOR.fields}
 
 
 Session.send = _counting_send  # type: ignore[method-assign]
@@ -164,7 +176,8 @@ class InstantContext:
         self.rng = rng
         self.session: Session | None = None
 
-    async def write(self, message: rpb.ConnectResponse) -> None:
+    async def write(self, data: messages.Outgoing) -> None:
+        message = messages.decode(data)
         if message.WhichOneof("payload") == "bundle":
             message = message.bundle.messages[-1]
         if message.WhichOneof("payload") == "decision_request" and self.session is not None:

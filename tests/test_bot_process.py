@@ -134,10 +134,10 @@ def test_the_sdk_retries_until_the_referee_is_up(tmp_path: Path) -> None:
 
 def test_a_referee_error_interrupts_the_game_without_taking_the_arena_down(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.protocol import convert
+    from harness.protocol import messages
 
     calls = {"n": 0}
-    real = convert.decision_request_to_pb
+    real = messages.decision_request_bytes  # what the runner builds each request with
 
     def flaky(*args: Any, **kwargs: Any) -> Any:
         calls["n"] += 1
@@ -145,7 +145,7 @@ def test_a_referee_error_interrupts_the_game_without_taking_the_arena_down(
             raise RuntimeError("simulated referee bug")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(convert, "decision_request_to_pb", flaky)
+    monkeypatch.setattr(messages, "decision_request_bytes", flaky)
 
     async def go() -> None:
         async with Arena(log_dir=tmp_path) as arena:

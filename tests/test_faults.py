@@ -38,7 +38,7 @@ from waiting import wait_until
 
 from harness._generated.euchre.v1 import referee_pb2 as rpb
 from harness._generated.euchre.v1 import referee_pb2_grpc as rpc
-from harness.protocol import convert
+from harness.protocol import convert, messages
 from harness.referee.arena import Arena
 from harness.referee.outcome import (
     FaultKind,
@@ -120,14 +120,16 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> Iterator[Sent]:
     rec = Sent()
     original = Session.send
 
-    async def send(self: Session, message: rpb.ConnectResponse) -> None:
+    async def send(self: Session, data: messages.Outgoing) -> None:
         # A Bundle (to bots that take them) is recorded as the messages it holds; the
-        # handshake's Welcome is not recorded (only what games send).
+        # handshake's Welcome is not recorded (only what games send). A message written
+        # as its wire bytes is recorded as the bot reads it.
+        message = messages.decode(data)
         kind = message.WhichOneof("payload")
         inner = (list(message.bundle.messages) if kind == "bundle"
                  else [] if kind == "welcome" else [message])
         rec.by_slot.setdefault((self.slot.name, self.slot.instance), []).extend(inner)
-        await original(self, message)
+        await original(self, data)
 
     monkeypatch.setattr(Session, "send", send)
     yield rec

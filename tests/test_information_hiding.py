@@ -51,6 +51,7 @@ from harness._generated.euchre.v1 import euchre_pb2 as pb
 from harness._generated.euchre.v1 import referee_pb2 as rpb
 from harness.errors import ProtocolViolation
 from harness.protocol import convert
+from harness.protocol import messages as wire
 from harness.referee.arena import Arena
 from harness.referee.match import GameRunner
 from harness.referee.outcome import GameResult, Termination, TimeControl
@@ -242,8 +243,9 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> Recorder:
 
     send = Session.send
 
-    async def recording_send(session: Session, message: rpb.ConnectResponse) -> None:
-        rec.record((session.slot.name, session.slot.instance), message)
+    async def recording_send(session: Session, message: wire.Outgoing) -> None:
+        # As the bot reads it (a message written as its wire bytes is parsed).
+        rec.record((session.slot.name, session.slot.instance), wire.decode(message))
         await send(session, message)
 
     monkeypatch.setattr(Game, "apply", counting_apply)
@@ -264,27 +266,30 @@ class FakeSeat:
         self.rng = rng
         self.bundles = bundles
         self.violated = False
-        self._outbox: list[rpb.ConnectResponse] = []
+        self._outbox: list[wire.Outgoing] = []
         self._request_id = 0
 
     def new_request_id(self) -> int:
         self._request_id += 1
         return self._request_id
 
-    def post(self, message: rpb.ConnectResponse) -> None:
+    def post(self, message: wire.Outgoing) -> None:
         self._outbox.append(message)
 
-    async def flush(self, last: rpb.ConnectResponse | None = None) -> None:
+    async def flush(self, last: wire.Outgoing | None = None) -> None:
         queued, self._outbox = self._outbox, []
         for message in [*queued, *([last] if last is not None else [])]:
             await self.send(message)
 
-    async def send(self, message: rpb.ConnectResponse) -> None:
-        self.recorder.record(("fake", self.seat), message)
+    async def send(self, message: wire.Outgoing) -> None:
+        self.recorder.record(("fake", self.seat), wire.decode(message))
 
-    async def decide(self, request: rpb.DecisionRequest, timeout: float) -> rpb.DecisionReply:
-        await self.flush(rpb.ConnectResponse(decision_request=request))
-        return rpb.DecisionReply(request_id=request.request_id,
+    async def decide(self, request_id: int, message: wire.Outgoing,
+                     timeout: float) -> rpb.DecisionReply:
+        await self.flush(message)
+        request = wire.decode(message).decision_request
+        assert request.request_id == request_id
+        return rpb.DecisionReply(request_id=request_id,
                                  action=self.rng.choice(request.legal_actions))
 
 

@@ -654,6 +654,75 @@ def test_bundle_holds_copies_of_the_messages_in_order() -> None:
     assert messages.bundle([]) == rpb.ConnectResponse(bundle=rpb.Bundle())
 
 
+def ref_request_bytes(request_id: int, obs: Observation, time_left_ms: int,
+                      bank_ms: int) -> bytes:
+    """What protobuf writes for the ConnectResponse of a DecisionRequest built field by
+    field."""
+    return rpb.ConnectResponse(decision_request=rpb.DecisionRequest(
+        request_id=request_id, kind=convert.phase_to_decision_kind(obs.phase),
+        legal_actions=[ref_action(a) for a in obs.legal_actions],
+        time_left_ms=time_left_ms, bank_ms=bank_ms,
+        observation=ref_observation(obs))).SerializeToString()
+
+
+def test_wire_bytes_are_protobufs_own_at_every_decision_of_random_games() -> None:
+    """The messages the referee writes as wire bytes (the decision requests, the events
+    of every form, the Bundles around them) are byte for byte what protobuf writes for
+    the same messages built field by field, at every decision of seeded games in every
+    form: a bot reads the same bytes as from messages built the slow way."""
+    forms: set[Form] = set()
+    request_id = 0
+    for config in GAME_CONFIGS:
+        for game in random_games(config, range(3)):
+            forms.add(config.form)
+            seat = game.current
+            assert seat is not None
+            obs = game.observation(seat)
+            request_id += 1
+            time_left, bank = 900 + request_id, 300 * request_id  # one and two-byte varints
+            data = messages.decision_request_bytes(request_id, obs, time_left, bank)
+            assert data == ref_request_bytes(request_id, obs, time_left, bank)
+            assert messages.size(data) == len(data)
+            # The events the seat gets with it, in one Bundle.
+            hand = game.hand
+            trick_number = sum(1 for e in hand.events if e.kind is EventKind.TRICK)
+            events: list[bytes] = []
+            for ev in hand.events[-3:]:
+                encoded = messages.game_event_bytes(len(game.hands) - 1, ev,
+                                                    trick_number=max(trick_number, 1),
+                                                    scores=game.scores)
+                if encoded is None:
+                    assert ev.kind is EventKind.DEAL
+                    continue
+                built = messages.game_event(len(game.hands) - 1, ev,
+                                            trick_number=max(trick_number, 1),
+                                            scores=game.scores)
+                assert built is not None and encoded == built.SerializeToString()
+                events.append(encoded)
+            queued: list[messages.Outgoing] = [messages.shutdown("x"), *events, data]
+            slow = messages.bundle([messages.decode(m) for m in queued])
+            assert messages.bundle_bytes(queued) == slow.SerializeToString()
+    assert forms == set(Form)
+    assert messages.bundle_bytes([]) == messages.bundle([]).SerializeToString()
+
+
+def test_a_decision_request_needs_a_decision() -> None:
+    game = Game(RulesConfig(), 3)
+    seat = game.current
+    assert seat is not None
+    obs = game.observation((seat + 1) % 4)
+    with pytest.raises(ValueError, match="no decision to make"):
+        messages.decision_request_bytes(1, obs, 1000, 1000)
+
+
+def test_bytes_and_messages_encode_decode_and_size_alike() -> None:
+    msg = messages.shutdown("bye", restarting=True)
+    data = msg.SerializeToString()
+    assert messages.encode(msg) == messages.encode(data) == data
+    assert messages.decode(data) == messages.decode(msg) == msg
+    assert messages.size(msg) == messages.size(data) == len(data)
+
+
 def test_hello_and_reply_round_trip() -> None:
     hello = messages.hello("b", "1", "tok", forms=[Form.TWO_HANDED], bundles=True).hello
     assert hello.protocol_version == PROTOCOL_VERSION

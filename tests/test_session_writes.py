@@ -1,6 +1,7 @@
 """A bot that stops reading its stream: the referee's write to it blocks, and after the
 write timeout the session closes as a disconnect, without disturbing the game's task
-(the timeout is ``asyncio.timeout`` around the write, not a task per write).
+(the session's own timer cancels the write, as ``asyncio.timeout`` would, with no task
+per write).
 
 The blocked write is a stand-in context whose ``write`` never completes: over a real
 stream that takes tens of kilobytes of unread messages (HTTP/2 flow control), which no
@@ -14,8 +15,8 @@ from typing import Any, cast
 import grpc
 import pytest
 
-from harness.errors import BotTerminatedError
-from harness.protocol import messages
+from harness.errors import BotTerminatedError, BotTimeoutError
+from harness.protocol import DecisionReply, DecisionRequest, messages
 from harness.referee.session import Session, SlotRegistry
 
 
@@ -78,7 +79,61 @@ def test_a_write_that_completes_in_time_is_not_cut() -> None:
         session.post(messages.shutdown("one"))
         await session.flush(messages.shutdown("two"), timeout=5.0)
         assert not session.closed.is_set()
-        [bundle] = context.written  # both in one Bundle
+        [bundle] = [messages.decode(m) for m in context.written]  # both in one Bundle
         assert [m.shutdown.reason for m in bundle.bundle.messages] == ["one", "two"]
+
+    asyncio.run(main())
+
+
+class ReplyingContext:
+    """A ServicerContext whose writes complete at once; each decision request it carries
+    is answered after the next of ``delays`` seconds (None: never)."""
+
+    def __init__(self, delays: list[float | None]) -> None:
+        self.delays = delays
+        self.session: Session | None = None
+
+    async def write(self, data: messages.Outgoing) -> None:
+        message = messages.decode(data)
+        if message.WhichOneof("payload") == "bundle":
+            message = message.bundle.messages[-1]
+        if message.WhichOneof("payload") != "decision_request":
+            return
+        delay = self.delays.pop(0)
+        request = message.decision_request
+        reply = DecisionReply(request_id=request.request_id,
+                                  action=DecisionReply().action)
+        if delay is not None and self.session is not None:
+            asyncio.get_running_loop().call_later(delay, self.session.on_reply, reply)
+
+
+def test_each_decision_keeps_its_own_deadline_on_the_shared_timer() -> None:
+    """The write's and the reply's clocks share one timer per session, armed for the
+    earliest deadline and re-armed when it fires early: a decision is cut at its own
+    deadline, whether the timer was armed for a later one or an earlier one."""
+    async def main() -> None:
+        context = ReplyingContext([0.0, None, 0.0, 1.5])
+        session = Session(cast(grpc.aio.ServicerContext[Any, Any], context),
+                          SlotRegistry().add("timed", 0), "timed", "1", "test", bundles=True)
+        context.session = session
+        loop = asyncio.get_running_loop()
+
+        async def decide(timeout: float) -> float:
+            request_id = session.new_request_id()
+            request = messages.decision_request(DecisionRequest(request_id=request_id))
+            started = loop.time()
+            reply = await session.decide(request_id, request, timeout)
+            assert reply.request_id == request_id
+            return loop.time() - started
+
+        await decide(5.0)  # answered at once; the timer stays armed for 5 s from now
+        started = loop.time()
+        with pytest.raises(BotTimeoutError, match=r"no reply within 0\.200s"):
+            await decide(0.2)  # the timer must fire sooner than it was armed for
+        assert 0.2 <= loop.time() - started < 4.0
+        await decide(0.3)  # answered at once; the timer is armed for its write (1 s)
+        # Answered after 1.5 s of its 2 s: the timer fires during it, and only re-arms.
+        assert await decide(2.0) >= 1.5
+        assert not session.closed.is_set()
 
     asyncio.run(main())

@@ -16,6 +16,9 @@ The generated modules stay reachable as ``pb``, ``rpb`` and ``rpb_grpc`` for tes
 scripts; the harness itself uses the names below.
 """
 
+from typing import Any
+
+import grpc
 from google.protobuf.message import DecodeError
 
 from harness._generated.euchre.v1 import euchre_pb2 as pb
@@ -43,6 +46,7 @@ from harness._generated.euchre.v1.referee_pb2_grpc import (
     RefereeServiceStub,
     add_RefereeServiceServicer_to_server,
 )
+from harness.protocol import messages
 from harness.protocol.messages import PROTOCOL_VERSION
 
 REFEREE_SERVICE_NAME: str = rpb.DESCRIPTOR.services_by_name["RefereeService"].full_name
@@ -56,6 +60,20 @@ TRANSPORT_MAX_BYTES = 4 * 1024 * 1024
 """The gRPC transport's own receive limit, a backstop above :data:`MAX_MESSAGE_BYTES`:
 the referee checks sizes itself, so that an oversized message is charged as a protocol
 violation with the Fault and GameOver sent back, not seen as a hang-up."""
+
+
+
+def add_referee_service(servicer: RefereeServiceServicer, server: Any) -> None:
+    """Serve ``servicer`` as ``RefereeService`` on ``server``, as the generated
+    ``add_RefereeServiceServicer_to_server`` does, except that a message written to the
+    stream may also be its wire bytes (:func:`messages.encode` is the serializer)."""
+    handlers = {"Connect": grpc.stream_stream_rpc_method_handler(
+        servicer.Connect, request_deserializer=ConnectRequest.FromString,
+        response_serializer=messages.encode)}
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(REFEREE_SERVICE_NAME, handlers),))
+    server.add_registered_method_handlers(REFEREE_SERVICE_NAME, handlers)
+
 
 __all__ = [
     "MAX_MESSAGE_BYTES",
@@ -81,6 +99,7 @@ __all__ = [
     "RefereeServiceServicer",
     "RefereeServiceStub",
     "add_RefereeServiceServicer_to_server",
+    "add_referee_service",
     "pb",
     "rpb",
     "rpb_grpc",

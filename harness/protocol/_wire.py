@@ -42,6 +42,8 @@ _SMALL_VARINTS: Final[tuple[bytes, ...]] = tuple(bytes((i,)) for i in range(128)
 def _varint(n: int) -> bytes:
     if 0 <= n < 128:
         return _SMALL_VARINTS[n]
+    if 0 < n < 16384:  # two bytes: request ids, times in ms, most lengths
+        return bytes(((n & 0x7F) | 0x80, n >> 7))
     n &= (1 << 64) - 1  # negative int32/int64 values take ten bytes, as protobuf says
     out = bytearray()
     while n >= 0x80:
@@ -65,11 +67,12 @@ def _packed(key: bytes, values: Sequence[int]) -> bytes:
         return b""
     try:
         body = bytes(values)  # one byte per value when every value is 0..127
-        if not body.isascii():
-            raise ValueError
     except ValueError:
+        body = b""
+    if len(body) != len(values) or not body.isascii():
         body = b"".join([_varint(v) for v in values])
-    return key + _varint(len(body)) + body
+    n = len(body)
+    return key + (_SMALL_VARINTS[n] if n < 128 else _varint(n)) + body
 
 
 _D_CARD = pb.Card.DESCRIPTOR
@@ -193,53 +196,69 @@ _K_REQ_OBSERVATION = _key(_D_REQUEST, "observation", _LEN)
 _TRUE, _FALSE = _varint(1), _varint(0)
 
 
+# Whole fields by value, for the fields of every observation (a seat, a suit, a phase).
+_SEAT_FIELD = tuple(_K_SEAT + _varint(s) if s else b"" for s in range(_MAX_SEATS))
+_DEALER_FIELD = tuple(_K_DEALER + _varint(s) if s else b"" for s in range(_MAX_SEATS))
+_CURRENT_FIELD = tuple(_K_CURRENT + _varint(s) for s in range(_MAX_SEATS))  # 0 is written
+_MAKER_FIELD = tuple(_K_MAKER + _varint(s) for s in range(_MAX_SEATS))  # 0 is written
+_HAND_NUMBER_FIELD = tuple(_K_HAND_NUMBER + _varint(n) if n else b"" for n in range(128))
+_DECISION_FIELD: Final[dict[Phase, bytes]] = {
+    p: b"" if p in NOT_DECISIONS else _K_DECISION + b for p, b in _DECISION_BYTES.items()}
+_TRUMP_FIELD = tuple(_K_TRUMP + b for b in _SUIT_BYTES)
+_DEALER_TOOK_FIELD = (_K_DEALER_TOOK + _FALSE, _K_DEALER_TOOK + _TRUE)
+_TRICK_LEADER = tuple(_K_TRICK_LEADER + _varint(s) if s else b"" for s in range(_MAX_SEATS))
+_TRICK_WINNER = tuple(_K_TRICK_WINNER + _varint(s) if s else b"" for s in range(_MAX_SEATS))
+
+
 def observation_bytes(obs: Observation) -> bytes:
-    v = _varint
-    parts: list[bytes] = []
+    (seat, hand_number, dealer, phase, current, hand, upcard, turned_down, dealer_took,
+     trump, maker, alone, sitting_out, public_actions, discards, dummy, tricks,
+     current_trick, tricks_won, scores, _legal) = obs
+    parts = [
+        _SEAT_FIELD[seat],
+        _HAND_NUMBER_FIELD[hand_number] if hand_number < 128
+        else _K_HAND_NUMBER + _varint(hand_number),
+        _DEALER_FIELD[dealer],
+        _DECISION_FIELD[phase],
+        b"" if current is None else _CURRENT_FIELD[current],
+    ]
     add = parts.append
-    if obs.seat:
-        add(_K_SEAT + v(obs.seat))
-    if obs.hand_number:
-        add(_K_HAND_NUMBER + v(obs.hand_number))
-    if obs.dealer:
-        add(_K_DEALER + v(obs.dealer))
-    if obs.phase not in NOT_DECISIONS:
-        add(_K_DECISION + _DECISION_BYTES[obs.phase])
-    if obs.current is not None:
-        add(_K_CURRENT + v(obs.current))
-    hand = _OBS_HAND
-    parts.extend([hand[c.id] for c in obs.hand])
-    add(_OBS_UPCARD[obs.upcard.id])
-    if obs.upcard_turned_down:
+    cards = _OBS_HAND
+    parts.extend([cards[c.id] for c in hand])
+    add(_OBS_UPCARD[upcard.id])
+    if turned_down:
         add(_K_TURNED_DOWN + _TRUE)
-    if obs.dealer_took_upcard is not None:
-        add(_K_DEALER_TOOK + (_TRUE if obs.dealer_took_upcard else _FALSE))
-    if obs.trump is not None:
-        add(_K_TRUMP + _SUIT_BYTES[obs.trump])
-    if obs.maker is not None:
-        add(_K_MAKER + v(obs.maker))
-    if obs.alone:
-        add(_packed(_K_ALONE, obs.alone))
-    if obs.sitting_out:
-        add(_packed(_K_SITTING_OUT, obs.sitting_out))
+    if dealer_took is not None:
+        add(_DEALER_TOOK_FIELD[dealer_took])
+    if trump is not None:
+        add(_TRUMP_FIELD[trump])
+    if maker is not None:
+        add(_MAKER_FIELD[maker])
+    if alone:
+        add(_packed(_K_ALONE, alone))
+    if sitting_out:
+        add(_packed(_K_SITTING_OUT, sitting_out))
     public = _OBS_PUBLIC_ACTIONS
-    parts.extend([public[seat][a.id] for seat, a in obs.public_actions])
-    discards = _OBS_DISCARDS
-    parts.extend([discards[c.id] for c in obs.discards])
-    dummy = _OBS_DUMMY
-    parts.extend([dummy[c.id] for c in obs.dummy])
-    plays = _TRICK_PLAYS
-    for trick in obs.tricks:
-        body = b"".join([
-            _K_TRICK_LEADER + v(trick.leader) if trick.leader else b"",
-            *[plays[seat][c.id] for seat, c in trick.plays],
-            _K_TRICK_WINNER + v(trick.winner) if trick.winner else b"",
-        ])
-        add(_K_TRICKS + v(len(body)) + body)
-    current = _OBS_CURRENT_TRICK
-    parts.extend([current[seat][c.id] for seat, c in obs.current_trick])
-    add(_packed(_K_TRICKS_WON, obs.tricks_won))
-    add(_packed(_K_SCORES, obs.scores))
+    parts.extend([public[s][a.id] for s, a in public_actions])
+    if discards:
+        cards = _OBS_DISCARDS
+        parts.extend([cards[c.id] for c in discards])
+    if dummy:
+        cards = _OBS_DUMMY
+        parts.extend([cards[c.id] for c in dummy])
+    if tricks:
+        plays = _TRICK_PLAYS
+        leaders, winners, small = _TRICK_LEADER, _TRICK_WINNER, _SMALL_VARINTS
+        for leader, trick_plays, winner in tricks:
+            body = b"".join([leaders[leader], *[plays[s][c.id] for s, c in trick_plays],
+                             winners[winner]])
+            n = len(body)
+            add(_K_TRICKS + (small[n] if n < 128 else _varint(n)) + body)
+    if current_trick:
+        current_plays = _OBS_CURRENT_TRICK
+        parts.extend([current_plays[s][c.id] for s, c in current_trick])
+    add(_packed(_K_TRICKS_WON, tricks_won))
+    add(_packed(_K_SCORES, scores))
     return b"".join(parts)
 
 
@@ -259,12 +278,31 @@ def decision_request_bytes(request_id: int, obs: Observation, time_left_ms: int,
     ])
 
 
-_K_RESPONSE_EVENT = _key(rpb.ConnectResponse.DESCRIPTOR, "game_event", _LEN)
+_D_RESPONSE = rpb.ConnectResponse.DESCRIPTOR
+_K_RESPONSE_EVENT = _key(_D_RESPONSE, "game_event", _LEN)
+_K_RESPONSE_REQUEST = _key(_D_RESPONSE, "decision_request", _LEN)
+_K_RESPONSE_BUNDLE = _key(_D_RESPONSE, "bundle", _LEN)
+_K_BUNDLE_MESSAGES = _key(rpb.Bundle.DESCRIPTOR, "messages", _LEN)
 
 
 def game_event_response_bytes(event: bytes) -> bytes:
     """A ConnectResponse{game_event} around a GameEvent's bytes."""
     return _K_RESPONSE_EVENT + _varint(len(event)) + event
+
+
+def decision_request_response_bytes(request_id: int, obs: Observation, time_left_ms: int,
+                                    bank_ms: int) -> bytes:
+    """A ConnectResponse{decision_request} (see :func:`decision_request_bytes`)."""
+    body = decision_request_bytes(request_id, obs, time_left_ms, bank_ms)
+    return _K_RESPONSE_REQUEST + _varint(len(body)) + body
+
+
+def bundle_response_bytes(encoded: Sequence[bytes]) -> bytes:
+    """A ConnectResponse{bundle} holding the ConnectResponses ``encoded`` (wire bytes),
+    in order; a Bundle even with none."""
+    key, v = _K_BUNDLE_MESSAGES, _varint
+    body = b"".join([key + v(len(m)) + m for m in encoded])
+    return _K_RESPONSE_BUNDLE + v(len(body)) + body
 
 
 def _hand_number_bytes(hand_number: int) -> bytes:

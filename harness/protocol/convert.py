@@ -82,6 +82,7 @@ __all__ = [
     "action_to_pb",
     "card_from_pb",
     "card_to_pb",
+    "check_decision",
     "decision_kind_to_phase",
     "decision_request_to_pb",
     "event_to_pb",
@@ -317,13 +318,19 @@ def observation_from_pb(msg: pb.Observation,
     )
 
 
+def check_decision(obs: Observation) -> None:
+    """Raise ValueError unless ``obs`` is of the seat whose turn it is (it has legal
+    actions), as a DecisionRequest must be."""
+    if not obs.legal_actions:
+        raise ValueError(f"seat {obs.seat} has no decision to make (phase "
+                         f"{obs.phase.value}, turn {obs.current})")
+
+
 def decision_request_to_pb(request_id: int, obs: Observation, time_left_ms: int,
                            bank_ms: int) -> rpb.DecisionRequest:
     """A complete DecisionRequest for the observing seat, whose turn it must be: the
     kind, the legal actions and the observation all come from ``obs``."""
-    if not obs.legal_actions:
-        raise ValueError(f"seat {obs.seat} has no decision to make (phase "
-                         f"{obs.phase.value}, turn {obs.current})")
+    check_decision(obs)
     return rpb.DecisionRequest.FromString(
         _wire.decision_request_bytes(request_id, obs, time_left_ms, bank_ms))
 

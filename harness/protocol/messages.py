@@ -4,7 +4,12 @@ rest of the harness never sets protobuf fields by hand.
 
 Referee -> bot: :func:`welcome`, :func:`refusal`, :func:`game_start`, :func:`hand_start`,
 :func:`game_event`, :func:`decision_request`, :func:`fault`, :func:`game_over`,
-:func:`shutdown` and :func:`bundle`, each a complete ``ConnectResponse``.
+:func:`shutdown` and :func:`bundle`, each a complete ``ConnectResponse``. The messages of
+every decision also come as their wire bytes (:data:`Outgoing`), built without a message
+object: :func:`decision_request_bytes`, :func:`game_event_bytes` and
+:func:`bundle_bytes`; the referee writes those bytes as they are (its ``Connect``
+handler's serializer is :func:`encode`). They are the bytes protobuf would write for the
+same message (the protocol tests compare them).
 
 Bot -> referee: :func:`hello` and :func:`decision_reply`, each a ``ConnectRequest``.
 
@@ -25,6 +30,7 @@ from harness.rules.actions import Action
 from harness.rules.cards import DeckKind
 from harness.rules.config import Form, RulesConfig
 from harness.rules.hand import Event, Hand
+from harness.rules.observation import Observation
 
 PROTOCOL_VERSION: Final = 1
 """The protocol version this package speaks (``Hello.protocol_version``, ``Welcome``)."""
@@ -81,6 +87,49 @@ def shutdown(reason: str, *, restarting: bool = False) -> rpb.ConnectResponse:
     """The referee stops; ``restarting``: it is a standing one that will start again, so
     the bot should reconnect rather than exit."""
     return rpb.ConnectResponse(shutdown=rpb.Shutdown(reason=reason, restarting=restarting))
+
+
+Outgoing = rpb.ConnectResponse | bytes
+"""A message for a bot: a ``ConnectResponse``, or its wire bytes."""
+
+
+def encode(message: Outgoing) -> bytes:
+    """A message's wire bytes (the referee's serializer for what it writes to bots)."""
+    return message if isinstance(message, bytes) else message.SerializeToString()
+
+
+def decode(message: Outgoing) -> rpb.ConnectResponse:
+    """The message itself (bytes are parsed)."""
+    return rpb.ConnectResponse.FromString(message) if isinstance(message, bytes) else message
+
+
+def size(message: Outgoing) -> int:
+    """The message's size on the wire, in bytes."""
+    return len(message) if isinstance(message, bytes) else message.ByteSize()
+
+
+def bundle_bytes(messages: Sequence[Outgoing]) -> bytes:
+    """:func:`bundle` as wire bytes: the messages' bytes placed in one Bundle."""
+    return _wire.bundle_response_bytes([encode(m) for m in messages])
+
+
+def decision_request_bytes(request_id: int, obs: Observation, time_left_ms: int,
+                           bank_ms: int) -> bytes:
+    """The ConnectResponse of a DecisionRequest, as wire bytes: the message of
+    :func:`decision_request` around
+    :func:`~harness.protocol.convert.decision_request_to_pb`."""
+    convert.check_decision(obs)
+    return _wire.decision_request_response_bytes(request_id, obs, time_left_ms, bank_ms)
+
+
+def game_event_bytes(hand_number: int, event: Event, *, trick_number: int | None = None,
+                     scores: Sequence[int] | None = None) -> bytes | None:
+    """:func:`game_event` as wire bytes (None for DEAL)."""
+    data = convert.frequent_event_bytes(hand_number, event, trick_number)
+    if data is not None:  # the events of every decision: never a message object
+        return _wire.game_event_response_bytes(data)
+    msg = game_event(hand_number, event, trick_number=trick_number, scores=scores)
+    return None if msg is None else msg.SerializeToString()
 
 
 def bundle(messages: Sequence[rpb.ConnectResponse]) -> rpb.ConnectResponse:

@@ -34,7 +34,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from harness.errors import BotTerminatedError, ConfigError
-from harness.protocol import ConnectResponse, DecisionReply, DecisionRequest
+from harness.protocol import DecisionReply, messages
+from harness.protocol.messages import Outgoing
 from harness.referee.match import GameRunner
 from harness.referee.outcome import FaultPolicy, GameResult, TimeControl
 from harness.rules.actions import Action
@@ -67,7 +68,7 @@ class InProcessSession:
         self.wants_events = listens_to_events(bot)
         self.violated = False
         self.crashed = False
-        self._outbox: list[ConnectResponse] = []
+        self._outbox: list[Outgoing] = []
         self._request_id = 0
         self._yielded = -math.inf  # when the loop last had a turn: the first decision gives it one
 
@@ -75,21 +76,21 @@ class InProcessSession:
         self._request_id += 1
         return self._request_id
 
-    def post(self, message: ConnectResponse) -> None:
+    def post(self, message: Outgoing) -> None:
         self._outbox.append(message)
 
-    async def flush(self, last: ConnectResponse | None = None) -> None:
+    async def flush(self, last: Outgoing | None = None) -> None:
         queued, self._outbox = self._outbox, []
         if last is not None:
             queued.append(last)
         for message in queued:
             self._deliver(message)
 
-    def _deliver(self, message: ConnectResponse) -> DecisionReply | None:
+    def _deliver(self, message: Outgoing) -> DecisionReply | None:
         if self.crashed:
             raise BotTerminatedError(f"{self.bot.name}: crashed earlier")
         try:
-            reply = self.handler.handle(message)
+            reply = self.handler.handle(messages.decode(message))
         except Exception as e:
             raise self._crash(e) from e
         return reply.decision_reply if reply is not None else None
@@ -108,11 +109,12 @@ class InProcessSession:
             self._yielded = now
             await asyncio.sleep(0)
 
-    async def decide(self, request: DecisionRequest, timeout: float) -> DecisionReply:
+    async def decide(self, request_id: int, request: Outgoing,
+                     timeout: float) -> DecisionReply:
         """Deliver what is queued, then the request; the bot's reply. No clock."""
         await self._turn()
         await self.flush()
-        reply = self._deliver(ConnectResponse(decision_request=request))
+        reply = self._deliver(request)
         assert reply is not None
         return reply
 

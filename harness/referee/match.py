@@ -16,12 +16,11 @@ from harness.errors import (
     ProtocolViolation,
 )
 from harness.protocol import (
-    ConnectResponse,
     DecisionReply,
-    DecisionRequest,
     convert,
     messages,
 )
+from harness.protocol.messages import Outgoing
 from harness.referee.outcome import (
     FATAL,
     Fault,
@@ -53,11 +52,15 @@ class Seat(Protocol):
 
     def new_request_id(self) -> int: ...
 
-    def post(self, message: ConnectResponse) -> None: ...
+    def post(self, message: Outgoing) -> None: ...
 
-    async def flush(self, last: ConnectResponse | None = None) -> None: ...
+    async def flush(self, last: Outgoing | None = None) -> None: ...
 
-    async def decide(self, request: DecisionRequest, timeout: float) -> DecisionReply: ...
+    async def decide(self, request_id: int, request: Outgoing,
+                     timeout: float) -> DecisionReply:
+        """``request``: the ConnectResponse carrying the DecisionRequest ``request_id``
+        (:func:`~harness.protocol.messages.decision_request_bytes`)."""
+        ...
 
 
 @runtime_checkable
@@ -130,12 +133,13 @@ class GameRunner:
         self._observers = [s if s is not None and s.observes else None for s in observing]
         self._listening = [s is None or s.wants_events for s in observing]
         self._listeners = [i for i, on in enumerate(self._listening) if on]
+        self._posts = [s.post for s in self.seats]  # bound once: called for every event
 
     # ------------------------------------------------------------------ sending
-    def _post(self, seat: int, msg: ConnectResponse) -> None:
+    def _post(self, seat: int, msg: Outgoing) -> None:
         self.seats[seat].post(msg)
 
-    async def _flush(self, session: Seat, last: ConnectResponse | None = None) -> None:
+    async def _flush(self, session: Seat, last: Outgoing | None = None) -> None:
         # A closed stream is noticed (and charged) when the seat is next asked to decide.
         with contextlib.suppress(BotTerminatedError):
             await session.flush(last)
@@ -146,7 +150,7 @@ class GameRunner:
         ``game.scores`` is the score before any DEAL event queued here."""
         game = self.game
         events, self._cursor = game.new_events(self._cursor)
-        listeners, listening = self._listeners, self._listening
+        listeners, listening, posts = self._listeners, self._listening, self._posts
         for hi, ev in events:
             kind = ev.kind
             to = ev.to
@@ -161,12 +165,12 @@ class GameRunner:
             targets = listeners if to is None else (to,) if listening[to] else ()
             if not targets:
                 continue
-            msg = messages.game_event(hi, ev, trick_number=self._tricks_in_hand,
-                                      scores=game.scores)
+            msg = messages.game_event_bytes(hi, ev, trick_number=self._tricks_in_hand,
+                                            scores=game.scores)
             if msg is None:
                 continue
             for s in targets:
-                self._post(s, msg)
+                posts[s](msg)
 
     # ------------------------------------------------------------------ playing
     async def play(self) -> GameResult:
@@ -233,7 +237,7 @@ class GameRunner:
         self._request_id = session.new_request_id()
         obs = game.observation(seat)
         observer = self._observers[seat]
-        request = None if observer is not None else convert.decision_request_to_pb(
+        request = None if observer is not None else messages.decision_request_bytes(
             self._request_id, obs, int(budget * 1000), int(self._banks[seat] * 1000))
         t0 = time.monotonic()
         cpu0 = self._cpu(seat)
@@ -245,7 +249,8 @@ class GameRunner:
             if observer is not None:  # in process: the Observation the request would carry
                 action = await observer.act(obs)
             elif request is not None:
-                reply = await (session.decide(request, budget) if cpu0 is None
+                reply = await (session.decide(self._request_id, request, budget)
+                               if cpu0 is None
                                else self._decide_on_cpu(seat, request, budget, cpu0))
         except BotTimeoutError as e:
             fault_kind, detail = FaultKind.TIMEOUT, str(e)
@@ -285,13 +290,14 @@ class GameRunner:
             return None
         return self.cpu_ns(seat)
 
-    async def _decide_on_cpu(self, seat: int, request: DecisionRequest, budget: float,
+    async def _decide_on_cpu(self, seat: int, request: Outgoing, budget: float,
                              cpu0: int) -> DecisionReply:
         """A decision on the CPU clock: the reply must come before the bot's box has used
         ``budget`` CPU seconds since the request (checked every few milliseconds), and
         within the generous wall limit (:meth:`TimeControl.wall_limit`)."""
         wall = self.tc.wall_limit(budget)
-        decide = asyncio.ensure_future(self.seats[seat].decide(request, wall))
+        decide = asyncio.ensure_future(self.seats[seat].decide(self._request_id, request,
+                                                               wall))
         try:
             while True:
                 done, _ = await asyncio.wait((decide,), timeout=CPU_POLL_SECONDS)

@@ -42,7 +42,7 @@ from harness.protocol import (
     DecodeError,
     Hello,
     RefereeServiceServicer,
-    add_RefereeServiceServicer_to_server,
+    add_referee_service,
     messages,
     operator,
 )
@@ -281,7 +281,7 @@ class RefereeServer:
 
     async def start(self) -> None:
         server = grpc.aio.server(options=self._options())
-        add_RefereeServiceServicer_to_server(RefereeServicer(self), server)
+        add_referee_service(RefereeServicer(self), server)
         operator.add_to_server(OperatorServicer(self), server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         for _, adder in self._services:
@@ -326,7 +326,7 @@ class RefereeServer:
             folder = Path(tempfile.mkdtemp(prefix="euchre-referee-"))
             os.chmod(folder, 0o711)  # boxes (user nobody) may enter, not list
             server = grpc.aio.server(options=self._options())
-            add_RefereeServiceServicer_to_server(RefereeServicer(self), server)
+            add_referee_service(RefereeServicer(self), server)
             if server.add_insecure_port(f"unix:{folder / SOCKET_NAME}") == 0:
                 shutil.rmtree(folder, ignore_errors=True)
                 raise HarnessError(f"cannot listen on a Unix socket in {folder}")

@@ -34,12 +34,11 @@ import grpc
 from harness.errors import BotTerminatedError, BotTimeoutError, ProtocolViolation
 from harness.protocol import (
     MAX_MESSAGE_BYTES,
-    ConnectResponse,
     DecisionReply,
-    DecisionRequest,
     DecodeError,
     messages,
 )
+from harness.protocol.messages import Outgoing
 
 
 class SlotState(enum.Enum):
@@ -211,7 +210,7 @@ class Session:
         self._pending_id = 0
         self._pending: asyncio.Future[DecisionReply] | None = None
         self._last_issued = 0
-        self._outbox: list[ConnectResponse] = []
+        self._outbox: list[Outgoing] = []
         self._next_request_id = 0
         self._fates: dict[int, _Fate] = {}
         self._strays = 0  # replies since the last request that answered no open request
@@ -220,54 +219,108 @@ class Session:
         # Set when the referee ends the stream for a protocol violation: the stream stays
         # open for writing until the bot's game is over, then ends with this status.
         self.end_status: EndStatus | None = None
+        # The clocks of the write in progress and of the open decision's reply share one
+        # timer, re-armed only when it fires early or must fire sooner (see _watch): a
+        # timer armed and cancelled for every write and every reply cost about a tenth
+        # of the referee's own work per decision.
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0
+        self._write_by: float | None = None  # the write in progress must end by then
+        self._write_task: asyncio.Task[Any] | None = None
+        self._write_cut = False  # the timer cancelled the writing task
+        self._reply_by: float | None = None  # the open decision's reply is due by then
+        self._reply_timeout = 0.0
 
     def new_request_id(self) -> int:
         """Request ids increase along the stream, across games."""
         self._next_request_id += 1
         return self._next_request_id
 
-    def post(self, message: ConnectResponse) -> None:
+    def post(self, message: Outgoing) -> None:
         """Queue a message; it goes out with the next :meth:`flush` (a bundling bot gets
         the queue in one Bundle with its next decision request or game over)."""
         self._outbox.append(message)
 
-    async def flush(self, last: ConnectResponse | None = None, *,
+    async def flush(self, last: Outgoing | None = None, *,
                     timeout: float = WRITE_TIMEOUT) -> None:
         """Send everything queued (plus ``last``): one Bundle to a bot that takes them,
         else one message at a time. A bot that does not read its stream (so that writes
         block) for ``timeout`` seconds is disconnected."""
-        try:
-            # asyncio.timeout, not wait_for: no task per write (one per decision).
-            async with asyncio.timeout(timeout):
-                await self._flush(last)
-        except TimeoutError:
-            self.close(f"the bot did not read its stream for {timeout:g}s")
-            raise BotTerminatedError(f"{self.slot.name}: stream closed "
-                                     f"({self.close_reason})") from None
-
-    async def _flush(self, last: ConnectResponse | None) -> None:
+        if not self._outbox and last is None:
+            return
+        # What asyncio.timeout does, on the session's shared timer: when the write is not
+        # done by its deadline, the timer cancels this task and the write is abandoned.
+        task = asyncio.current_task()
+        assert task is not None
+        cancelling = task.cancelling()
+        deadline = asyncio.get_running_loop().time() + timeout
+        self._write_by, self._write_task = deadline, task
+        self._write_cut = False
+        self._watch(deadline)
         queued = self._outbox
         if last is not None:
             queued.append(last)
-        if not queued:
-            return
         self._outbox = []
         self._notices = 0
-        if self.bundles and len(queued) > 1:
-            await self.send(messages.bundle(queued))
-        else:
-            for message in queued:
-                await self.send(message)
+        try:
+            if self.bundles and len(queued) > 1:
+                await self.send(messages.bundle_bytes(queued))
+            else:
+                for message in queued:
+                    await self.send(message)
+        except asyncio.CancelledError:
+            if self._write_cut:
+                self._write_cut = False
+                if task.uncancel() <= cancelling:  # not cancelled by anyone else too
+                    self.close(f"the bot did not read its stream for {timeout:g}s")
+                    raise BotTerminatedError(f"{self.slot.name}: stream closed "
+                                             f"({self.close_reason})") from None
+            raise
+        finally:
+            self._write_by = self._write_task = None
+            if self._write_cut:  # cut as the write ended: the cancel is not this caller's
+                self._write_cut = False
+                task.uncancel()
         if self.end_status is not None and any(
-                m.WhichOneof("payload") == "game_over" for m in queued):
+                messages.decode(m).WhichOneof("payload") == "game_over" for m in queued):
             self.close(self.end_status.detail)  # the bot has its GameOver: end the stream
 
-    async def send(self, message: ConnectResponse) -> None:
+    def _watch(self, deadline: float) -> None:
+        """Make sure the session's timer fires no later than ``deadline``."""
+        if self._timer is None or deadline < self._timer_at:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer_at = deadline
+            self._timer = asyncio.get_running_loop().call_at(deadline, self._on_timer)
+
+    def _on_timer(self) -> None:
+        """The shared timer fired: end the write or the decision whose time is up, and
+        re-arm for the one still running."""
+        self._timer = None
+        now = asyncio.get_running_loop().time()
+        write_by, reply_by = self._write_by, self._reply_by
+        if write_by is not None:
+            if write_by <= now and not self._write_cut and self._write_task is not None:
+                self._write_cut = True
+                self._write_task.cancel()
+            elif write_by > now:
+                self._watch(write_by)
+        if reply_by is not None:
+            if reply_by <= now:
+                self._reply_by = None
+                fut = self._pending
+                if fut is not None and not fut.done():
+                    fut.set_exception(BotTimeoutError(
+                        f"{self.slot.name}: no reply within {self._reply_timeout:.3f}s"))
+            else:
+                self._watch(reply_by)
+
+    async def send(self, message: Outgoing) -> None:
         """Write one message to the bot. One over the message limit is not sent (the
         server's transport allows more, for the operator's answers): the stream ends."""
         if self.closed.is_set():
             raise BotTerminatedError(f"{self.slot.name}: stream closed ({self.close_reason})")
-        size = message.ByteSize()
+        size = messages.size(message)
         if size > self.max_message_bytes:
             self.close(f"a {size}-byte message for the bot is over the "
                        f"{self.max_message_bytes}-byte limit")
@@ -279,9 +332,11 @@ class Session:
             self.close(f"write failed: {e!r}")
             raise BotTerminatedError(f"{self.slot.name}: stream closed ({e!r})") from e
 
-    async def decide(self, request: DecisionRequest, timeout: float) -> DecisionReply:
-        """Send a decision request and wait for its reply. Raises BotTimeoutError,
-        BotTerminatedError or ProtocolViolation."""
+    async def decide(self, request_id: int, request: Outgoing,
+                     timeout: float) -> DecisionReply:
+        """Send a decision request (``request``: the ConnectResponse that carries the
+        DecisionRequest numbered ``request_id``) and wait for its reply. Raises
+        BotTimeoutError, BotTerminatedError or ProtocolViolation."""
         if self.violation is not None:
             v, self.violation = self.violation, None
             raise ProtocolViolation(v)
@@ -290,18 +345,18 @@ class Session:
                                      f"({self.end_status.detail})")
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[DecisionReply] = loop.create_future()
-        request_id = request.request_id
         self._pending, self._pending_id = fut, request_id
         self._strays = 0
         self._last_issued = max(self._last_issued, request_id)
-        timer = None
         try:
-            await self.flush(messages.decision_request(request), timeout=max(timeout, 1.0))
-            timer = loop.call_later(timeout, self._expire, fut, timeout)
-            return await fut  # resolved by on_reply, _expire or close
+            await self.flush(request, timeout=max(timeout, 1.0))
+            if not fut.done():  # the reply's clock starts once the request is written
+                self._reply_by = deadline = loop.time() + timeout
+                self._reply_timeout = timeout
+                self._watch(deadline)
+            return await fut  # resolved by on_reply, the timer (_on_timer) or close
         finally:
-            if timer is not None:
-                timer.cancel()
+            self._reply_by = None
             self._pending = None
             self._pending_id = 0
             self._settle(request_id, _Fate.EXPIRED)
@@ -313,11 +368,6 @@ class Session:
         fates.setdefault(request_id, fate)
         if len(fates) > REMEMBERED_REQUESTS:
             del fates[next(iter(fates))]  # the oldest (ids are issued in order)
-
-    def _expire(self, fut: asyncio.Future[DecisionReply], timeout: float) -> None:
-        if not fut.done():
-            fut.set_exception(BotTimeoutError(f"{self.slot.name}: no reply within "
-                                              f"{timeout:.3f}s"))
 
     def on_reply(self, reply: DecisionReply) -> None:
         rid = reply.request_id
@@ -425,6 +475,9 @@ class Session:
         if not self.closed.is_set():
             self.close_reason = reason
             self.closed.set()
+            if self._timer is not None and self._write_by is None:
+                self._timer.cancel()  # nothing left to time (a cut write still is)
+                self._timer = None
             fut = self._pending
             if fut is not None and not fut.done():
                 fut.set_exception(BotTerminatedError(f"{self.slot.name}: stream closed "

@@ -33,7 +33,7 @@ class Action:
     """One action. Build with the helpers (:func:`call`, :func:`play`, ...) or
     :meth:`parse`; ``Action(kind, card=..., suit=...)`` returns the interned instance."""
 
-    __slots__ = ("card", "id", "kind", "suit")
+    __slots__ = ("_text", "card", "id", "kind", "suit")
     _interned: ClassVar[dict[tuple[ActionKind, Card | None, Suit | None], Action]] = {}
     _by_id: ClassVar[list[Action]] = []
 
@@ -41,6 +41,7 @@ class Action:
     kind: ActionKind
     card: Card | None
     suit: Suit | None
+    _text: str
 
     def __new__(cls, kind: ActionKind, card: Card | None = None,
                 suit: Suit | None = None) -> Action:
@@ -57,6 +58,10 @@ class Action:
         object.__setattr__(a, "card", card)
         object.__setattr__(a, "suit", suit)
         object.__setattr__(a, "id", len(cls._by_id))
+        # Its text, once (every stored game lists its actions as text).
+        text = (f"{kind.value} {card}" if card is not None
+                else f"{kind.value} {suit.letter}" if suit is not None else kind.value)
+        object.__setattr__(a, "_text", text)
         cls._by_id.append(a)
         cls._interned[(kind, card, suit)] = a
         return a
@@ -68,11 +73,7 @@ class Action:
         return (Action, (self.kind, self.card, self.suit))
 
     def __str__(self) -> str:
-        if self.card is not None:
-            return f"{self.kind.value} {self.card}"
-        if self.suit is not None:
-            return f"{self.kind.value} {self.suit.letter}"
-        return self.kind.value
+        return self._text
 
     def __repr__(self) -> str:
         return f"Action({self})"

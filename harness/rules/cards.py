@@ -88,12 +88,13 @@ class Card:
     """One playing card. Immutable and interned; build with ``Card(rank, suit)`` or
     :meth:`Card.parse`. The Joker is ``Card(Rank.JOKER)`` with ``suit is None``."""
 
-    __slots__ = ("id", "rank", "suit")
+    __slots__ = ("_text", "id", "rank", "suit")
     _interned: ClassVar[dict[tuple[Rank, Suit | None], Card]] = {}
 
     id: int
     rank: Rank
     suit: Suit | None
+    _text: str
 
     def __new__(cls, rank: Rank, suit: Suit | None = None) -> Card:
         try:
@@ -107,6 +108,7 @@ class Card:
         object.__setattr__(card, "rank", rank)
         object.__setattr__(card, "suit", suit)
         object.__setattr__(card, "id", card_id)
+        object.__setattr__(card, "_text", "JK" if suit is None else rank.letter + suit.letter)
         cls._interned[(rank, suit)] = card
         return card
 
@@ -120,9 +122,7 @@ class Card:
         return f"Card({self})"
 
     def __str__(self) -> str:
-        if self.suit is None:
-            return "JK"
-        return self.rank.letter + self.suit.letter
+        return self._text  # computed once, when the card is made
 
     def __lt__(self, other: Card) -> bool:
         """A fixed display order (suit, then rank); not a trick-taking order."""
