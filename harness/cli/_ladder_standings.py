@@ -10,7 +10,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness.results.rating import rating_text
+from harness.results.rating_text import rating_text
 
 __all__ = ["elo_text", "note", "standings_table"]
 

@@ -39,7 +39,7 @@ from harness.errors import CtlError
 from harness.protocol import ladder as lp
 from harness.protocol import operator as op
 from harness.protocol.tls import TLS_CA_ENV, ca_file, dial
-from harness.results.rating import rating_text
+from harness.results.rating_text import rating_text
 
 ADDRESS_ENV = "EUCHRE_REFEREE_ADDRESS"
 TOKEN_ENV = "EUCHRE_OPERATOR_TOKEN"

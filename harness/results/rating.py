@@ -10,7 +10,6 @@ X") instead of a number that looks measured.
 
 from __future__ import annotations
 
-import enum
 import itertools
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from harness.errors import ConfigError, HarnessError
 from harness.results.counting import SidedGame, check_places, place_score, rated
 from harness.results.elo import Ratings, Result, fit
+from harness.results.rating_text import ANCHOR_MARK, Sweep, rating_text
 from harness.results.rows import rated_games
 from harness.storage.results import GameRow
 
@@ -65,50 +65,6 @@ def fit_ratings(rows: Iterable[GameRow], *, anchor: str | None = None,
         raise
 
 
-class Sweep(enum.Enum):
-    """A bot whose every rated game went one way."""
-
-    ALL_LOST = "all_lost"
-    ALL_WON = "all_won"
-
-    def describe(self, bound: float | None, games: float | None = None) -> str:
-        """``"all games lost: below -312"`` or ``"all games won: above +280"``; with no
-        bound (too few games for one that says anything), ``"won 2 of 2; too few games
-        to rate"`` (``"all games won; too few to rate"`` without ``games``)."""
-        won = self is Sweep.ALL_WON
-        if bound is None:
-            if games is None:
-                return f"all games {'won' if won else 'lost'}; too few to rate"
-            n = f"{games:g}"
-            return f"{'won' if won else 'lost'} {n} of {n}; too few games to rate"
-        if not won:
-            return f"all games lost: below {_signed(bound)}"
-        return f"all games won: above {_signed(bound)}"
-
-
-ANCHOR_MARK = "(anchor)"
-"""Follows the anchor's rating in every table: its rating is fixed, not measured."""
-
-
-def _signed(x: float) -> str:
-    return f"{round(x) + 0:+d}"
-
-
-def rating_text(elo: float | None, ci95: float | None = None, *, sweep: str | None = None,
-                bound: float | None = None, anchor: bool = False,
-                games: float | None = None) -> str:
-    """A rating as every table prints it: ``+123`` (with ``ci95``, ``+123 ± 45``); for a
-    bot that won or lost every game, the bound its results support (``sweep`` and
-    ``bound``, see :class:`Sweep`; no bound: ``games`` won or lost, too few to rate);
-    for the anchor, its fixed rating and ``(anchor)``; ``-`` when not rated. Never
-    ``-0``."""
-    if sweep:
-        return Sweep(sweep).describe(bound, games)
-    if elo is None:
-        return "-"
-    if anchor:
-        return f"{_signed(elo)} {ANCHOR_MARK}"
-    return _signed(elo) if ci95 is None else f"{_signed(elo)} ± {ci95:.0f}"
 
 
 def sweep_of(ratings: Ratings, name: str) -> tuple[Sweep, float | None] | None:

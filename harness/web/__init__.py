@@ -10,7 +10,24 @@ tournament's and the ladder's) is here too: the read-only HTTP site and replay p
 connection limits (:mod:`harness.web.httpguard`).
 """
 
-from harness.web.replay import replay_html
-from harness.web.report import write_report_html
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.web.replay import replay_html
+    from harness.web.report import write_report_html
 
 __all__ = ["replay_html", "write_report_html"]
+
+_LAZY = {"replay_html": "harness.web.replay", "write_report_html": "harness.web.report"}
+
+
+def __getattr__(name: str) -> Any:
+    """The page writers, imported when first asked for: a short command that needs only
+    a piece of this package (``ctl`` folds its log lines with :mod:`harness.web.logfold`)
+    does not load the report's statistics with it."""
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

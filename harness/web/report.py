@@ -16,7 +16,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from harness.results.rating import rating_text
+from harness.results.rating_text import rating_text
 from harness.storage.results import ResultsStore
 from harness.web import assets, svg
 from harness.web.data import GameSummary, ReportData, load_report
