@@ -77,8 +77,10 @@ HOUSE_PACE_MS = 10
 
 def paced(name: str, ms: int = HOUSE_PACE_MS) -> Bot:
     """The sample bot ``name`` (random or heuristic), sleeping ``ms`` milliseconds before
-    each decision (bench/sleepy_bot.py): the house bots of the tests' standing ladders,
-    which play each other for as long as the ladder runs."""
+    each decision (bench/sleepy_bot.py): house bots for a test whose ladder runs long
+    while the test waits for something else than games (a build, an upload). House bots
+    play each other for as long as the ladder runs; at full speed they would take a core
+    all that time. (A test that waits for games gains nothing: each game costs as much.)"""
     return Bot(name, f"{{python}} {SLEEPY_BOT} {name}", {"SLEEPY_BOT_MS": str(ms)})
 
 

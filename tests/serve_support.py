@@ -10,13 +10,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import grpc
-from configs import PACED_HOUSE, RANDOM, Bot, Raw, bot, toml_config
+from configs import RANDOM, Raw, bot, toml_config
 from waiting import WAIT_S, wait_for
 
 from harness.ladder.matchmaking import SetStatus
@@ -167,12 +167,11 @@ class Ladder(Started):
     def __init__(self, folder: Path, *extra: str, name: str = "ladder",
                  concurrency: int = 2, port: int = 0,
                  env: dict[str, str] | None = None,
-                 file_limit: tuple[int, int] | None = None,
-                 house: Sequence[Bot] = PACED_HOUSE) -> None:
+                 file_limit: tuple[int, int] | None = None) -> None:
         self.config = folder / "ladder.toml"
         self.config.write_text(toml_config(name, output=folder / "out",
                                            concurrency=concurrency, tc="5+30",
-                                           rules={"target": 3}, bots=house))
+                                           rules={"target": 3}))
         self.store = folder / "out" / "ladder.sqlite"
         super().__init__([sys.executable, "-m", "harness", "-v", "ladder", str(self.config),
                           "--port", str(port), *extra], folder, "ladder",
