@@ -160,9 +160,8 @@ def serve(output: Path, *extra: str, env: dict[str, str] | None = None,
 
 
 class Ladder(Started):
-    """A running ``euchre-harness -v ladder`` of the random and heuristic sample bots
-    (``house``; by default paced, see bench/sleepy_bot.py), storing under
-    ``folder / "out"``, on a free loopback port unless ``port`` is given."""
+    """A running ``euchre-harness -v ladder`` of the random and heuristic sample bots,
+    storing under ``folder / "out"``, on a free loopback port unless ``port`` is given."""
 
     def __init__(self, folder: Path, *extra: str, name: str = "ladder",
                  concurrency: int = 2, port: int = 0,
