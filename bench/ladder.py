@@ -62,6 +62,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from harness.competition.seatings import ScheduledGame
 from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, SetProgress
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry
@@ -73,7 +74,6 @@ from harness.results.elo import Ratings, expected_score, fit
 from harness.rules.config import RulesConfig
 from harness.storage.ladder import LadderStore
 from harness.storage.results import GameRow, ResultsStore
-from harness.tournament.schedule import ScheduledGame
 
 
 class Meter:

@@ -28,10 +28,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("harness.storage",),
     ("harness.results", "harness.web", "harness.analysis"),
     ("harness.competition",),
-    ("harness.tournament",),
-    ("harness.ladder",),
+    ("harness.tournament", "harness.ladder"),
     ("harness.cli", "harness.__main__"),
 )
+SIBLINGS: tuple[frozenset[str], ...] = (frozenset({"harness.tournament", "harness.ladder"}),)
+"""Packages of one layer that must not import each other in either direction: what they
+share lives in a layer below both."""
 GENERATED = "harness._generated"
 LAYER_OF = {package: index for index, packages in enumerate(LAYERS) for package in packages}
 
@@ -108,6 +110,12 @@ def package_graph(imports: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
     return graph
 
 
+def sibling_imports(graph: Mapping[str, Collection[str]]) -> list[tuple[str, str]]:
+    """Every ``(importer, imported)`` edge between two packages of :data:`SIBLINGS`."""
+    return sorted((a, b) for a, targets in graph.items() for b in targets
+                  if frozenset({a, b}) in SIBLINGS)
+
+
 def cycles(graph: Mapping[str, Collection[str]]) -> list[list[str]]:
     """The packages that import each other, directly or round a longer loop: every
     strongly connected component of more than one package (Tarjan), each sorted."""
@@ -175,8 +183,15 @@ def test_no_two_packages_import_each_other() -> None:
     graph = package_graph({module_name(p): [target for _, target in imports_of(p)]
                            for p in SOURCES})
     assert {"harness.tournament", "harness.ladder", "harness.referee"} <= graph.keys()
-    assert "harness.tournament" in graph["harness.ladder"]  # the graph sees real edges
+    assert "harness.competition" in graph["harness.ladder"]  # the graph sees real edges
+    assert "harness.competition" in graph["harness.tournament"]
     assert cycles(graph) == [], f"packages importing each other: {cycles(graph)}"
+
+
+def test_the_tournament_and_the_ladder_never_import_each_other() -> None:
+    graph = package_graph({module_name(p): [target for _, target in imports_of(p)]
+                           for p in SOURCES})
+    assert sibling_imports(graph) == [], f"imports between siblings: {sibling_imports(graph)}"
 
 
 def test_only_the_protocol_package_imports_generated_code() -> None:
@@ -219,6 +234,11 @@ def test_the_checker_catches_a_planted_unplaced_module_upward_import_and_cycle()
         "harness.referee.arena": "from harness.cluster.local import start\n",
         "harness.cluster.local": "from harness.envs.adapter import PolicyBot\n",
         "harness.envs.adapter": "from harness import referee, __version__\n",
+        # one way only, but between the two siblings (only when type checking, too)
+        "harness.ladder.playing": ("from typing import TYPE_CHECKING\n"
+                                   "if TYPE_CHECKING:\n"
+                                   "    from harness.tournament.schedule import Game\n"),
+        "harness.tournament.runner": "from harness.competition import storing\n",
     }
     assert unplaced(planted) == ["harness.newthing.core"]
     upward = {name: found for name, source in planted.items()
@@ -229,6 +249,9 @@ def test_the_checker_catches_a_planted_unplaced_module_upward_import_and_cycle()
     assert graph["harness.envs"] == {"harness", "harness.referee"}  # __version__: the root
     assert cycles(graph) == [["harness.cluster", "harness.envs", "harness.referee"],
                              ["harness.results", "harness.web"]]
+    assert sibling_imports(graph) == [("harness.ladder", "harness.tournament")]
     del planted["harness.web.report"], planted["harness.envs.adapter"]
+    del planted["harness.ladder.playing"]
     graph = graph_of(planted)
     assert cycles(graph) == []
+    assert sibling_imports(graph) == []

@@ -26,6 +26,7 @@ from serve_support import Started
 from harness.cli import build_parser
 from harness.cli._tournament import overrides
 from harness.cli.ladder import settings_from
+from harness.competition.seatings import ScheduledGame
 from harness.errors import ClusterError, ConfigError
 from harness.ladder.cluster import FAILURES_IN_A_ROW, HouseCluster
 from harness.ladder.matchmaking import SetStatus
@@ -41,7 +42,6 @@ from harness.sdk import play_session
 from harness.storage.ladder import LadderStore
 from harness.storage.results import GameRow, ResultsStore
 from harness.tournament.config import load_config
-from harness.tournament.schedule import ScheduledGame
 from sample_bots.random_bot import RandomBot
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -24,6 +24,7 @@ from test_live_page import browser as browser  # the module's Chromium (a fixtur
 from test_stats_report import random_row
 from test_web_pages import Tab
 
+from harness.competition.seatings import ScheduledGame
 from harness.ladder import live_site as ladder_live
 from harness.ladder.live_site import LadderLiveServer
 from harness.ladder.matchmaking import DealSet, SetProgress
@@ -35,7 +36,6 @@ from harness.storage.results import GameRow, ResultsStore
 from harness.tournament import live_site as tournament_live
 from harness.tournament.live_site import LiveServer
 from harness.tournament.runner import store_path
-from harness.tournament.schedule import ScheduledGame
 from harness.tournament.service import CONFIG_FILE, TournamentService
 from harness.web.feed import MAX_STREAMS
 

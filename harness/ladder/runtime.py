@@ -121,7 +121,7 @@ class LadderSettings:
 
 def secret_seed(deal_key: str, seed: int) -> int:
     """The matchmaker's seed: the ladder's secret deal key mixed with the file's ``seed``
-    (256 bits; :func:`~harness.tournament.schedule.deal_seed` hashes it with each set's
+    (256 bits; :func:`~harness.competition.deals.deal_seed` hashes it with each set's
     number)."""
     return int.from_bytes(hashlib.sha256(f"{deal_key}/{seed}".encode()).digest(), "big")
 

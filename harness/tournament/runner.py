@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.competition.seatings import ScheduledGame
 from harness.competition.storing import GameWriter
 from harness.errors import ClusterError, ConfigError, StartupFailuresError
 from harness.referee.arena import Arena
@@ -41,7 +42,7 @@ from harness.tournament.players import (
     cluster_player,
     in_process_arena,
 )
-from harness.tournament.schedule import ScheduledGame, TournamentFormat
+from harness.tournament.schedule import TournamentFormat
 
 log = logging.getLogger("euchre.tournament")
 
