@@ -66,8 +66,9 @@ from harness.competition.seatings import ScheduledGame
 from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, SetProgress
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry
-from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.runtime import LadderRuntime
 from harness.ladder.sets import SetLog
+from harness.ladder.settings import LadderSettings
 from harness.referee.arena import Arena
 from harness.referee.outcome import Termination, TimeControl
 from harness.results.elo import Ratings, expected_score, fit

@@ -32,8 +32,9 @@ from harness.ladder.cluster import FAILURES_IN_A_ROW, HouseCluster
 from harness.ladder.matchmaking import SetStatus
 from harness.ladder.quarantine import QuarantinePolicy
 from harness.ladder.registry import Registry
-from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.runtime import LadderRuntime
 from harness.ladder.sets import SetLog, StoredSet
+from harness.ladder.settings import LadderSettings
 from harness.referee.outcome import FaultPolicy, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from harness.competition.deals import deal_seed
 from harness.ladder.matchmaking import Candidate
-from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.runtime import LadderRuntime
+from harness.ladder.settings import LadderSettings
 from harness.storage.ladder import LadderStore
 
 PAIR = [Candidate("a", free_seats=2), Candidate("b", free_seats=2)]

@@ -18,8 +18,9 @@ from harness.errors import ConfigError, HandshakeRefused
 from harness.ladder.matchmaking import Candidate, Matchmaker, SetStatus
 from harness.ladder.quarantine import QuarantinePolicy
 from harness.ladder.registry import Registry
-from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.runtime import LadderRuntime
 from harness.ladder.sets import SetLog, StoredSet
+from harness.ladder.settings import LadderSettings
 from harness.referee.outcome import TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand

@@ -19,7 +19,8 @@ from harness.competition.seatings import group_of
 from harness.ladder.matchmaking import SetStatus
 from harness.ladder.quarantine import QuarantinePolicy
 from harness.ladder.registry import Registry
-from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.runtime import LadderRuntime
+from harness.ladder.settings import LadderSettings
 from harness.referee.outcome import FaultKind, Termination, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand

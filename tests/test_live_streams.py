@@ -28,7 +28,8 @@ from harness.competition.seatings import ScheduledGame
 from harness.ladder import live_site as ladder_live
 from harness.ladder.live_site import LadderLiveServer
 from harness.ladder.matchmaking import DealSet, SetProgress
-from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.runtime import LadderRuntime
+from harness.ladder.settings import LadderSettings
 from harness.protocol import ladder as lp
 from harness.referee.arena import Arena
 from harness.rules import Form
