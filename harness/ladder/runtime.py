@@ -2,9 +2,10 @@
 it runs, with house bots (local commands) and registered bots that dial in with their
 ladder tokens.
 
-:class:`LadderRuntime` wires the pieces, each with one job, and runs the main loop
-(bring the pool up to date, start the sets there is room for, refresh the ratings when
-due, wait for a wake-up):
+:class:`LadderRuntime` wires the pieces, each with one job, and runs the main loop on
+the loop a tournament plays on (:class:`~harness.competition.loop.PlayLoop`: bring the
+pool up to date, start the sets there is room for, refresh the ratings when due, wait
+for a wake-up):
 
 * :mod:`harness.ladder.restore`: what the last run counted, rebuilt from the store;
 * :mod:`harness.ladder.seats`: token resolution and the registered bots' seats in the
@@ -30,6 +31,7 @@ import hashlib
 import logging
 from collections.abc import Callable
 
+from harness.competition.loop import PlayLoop
 from harness.competition.storing import GameWriter
 from harness.ladder.cluster import HouseCluster
 from harness.ladder.events import LadderEvents, StandingsChanges
@@ -100,8 +102,8 @@ class LadderRuntime:
         self._house = {entrant.name for entrant, _ in settings.house}
         self.seats = Seats(self.registry, self.uploads, settings.rules, self._house,
                            self.events, self.wake)
-        self._wake = asyncio.Event()
-        self._running: dict[asyncio.Task[None], bool] = {}  # set -> on the cluster
+        # The sets in play (tag: on the cluster), on the loop the tournament plays on too.
+        self._plays: PlayLoop[bool] = PlayLoop(fail_fast=False)
         self.cluster: HouseCluster | None = None
         if settings.scheduler or settings.workers:
             self.cluster = HouseCluster(settings.ladder_id, [e for e, _ in settings.house],
@@ -156,16 +158,13 @@ class LadderRuntime:
             self.registry.entrants(include_retired=True)))
 
     def _start(self, player: SetPlayer, deal_set: DealSet, on_cluster: bool) -> None:
-        task = asyncio.ensure_future(player.play_set(deal_set, on_cluster))
-        self._running[task] = on_cluster
+        self._plays.start(f"deal set {deal_set.key}", player.play_set(deal_set, on_cluster),
+                          on_cluster)
 
-        def done(t: asyncio.Task[None]) -> None:
-            self._running.pop(t, None)
-            self._wake.set()
-            if not t.cancelled() and t.exception() is not None:
-                log.error("deal set %s failed: %r", deal_set.key, t.exception())
-
-        task.add_done_callback(done)
+    @property
+    def _running(self) -> dict[asyncio.Task[None], bool]:
+        """The sets being played: set -> on the cluster."""
+        return self._plays.running
 
     def _match(self, player: SetPlayer) -> None:
         """Start the sets there is room for: on the referee (with a cluster up, only
@@ -250,29 +249,20 @@ class LadderRuntime:
             player = self._player(arena)
             if self.on_listen is not None:
                 self.on_listen(arena.server.address)
-            stopper = asyncio.ensure_future(self.stop.wait())
-            try:
-                while not self.stop.is_set():
-                    self.seats.sync(arena)
-                    self._match(player)
-                    await self.refresh_ratings()  # games not fitted yet, once it is due
-                    self._wake.clear()
-                    waker = asyncio.ensure_future(self._wake.wait())
-                    await asyncio.wait((stopper, waker), timeout=s.poll_seconds,
-                                       return_when=asyncio.FIRST_COMPLETED)
-                    waker.cancel()
+            def fill() -> None:
+                self.seats.sync(arena)
+                self._match(player)
+
+            try:  # games not fitted yet are fitted between, once it is due
+                await self._plays.run(fill, self.stop, poll_seconds=s.poll_seconds,
+                                      between=self.refresh_ratings)
             finally:
                 self.events.close()
-                stopper.cancel()
                 await self.hosting.close()
                 arena.stop_games.set()
                 if self.cluster is not None:
                     await self.cluster.close()  # its sets in play are cut short
-                if self._running:
-                    await asyncio.wait(list(self._running), timeout=10.0)
-                for task in list(self._running):  # none may write once the lock is gone
-                    task.cancel()
-                await asyncio.gather(*self._running, return_exceptions=True)
+                await self._plays.drain(10.0)  # none may write once the lock is gone
                 self.arena = self.seats.arena = None
 
     def _player(self, arena: Arena) -> SetPlayer:
@@ -288,7 +278,7 @@ class LadderRuntime:
 
     def wake(self) -> None:
         """Look for games to start now (a bot was registered, restored or lifted)."""
-        self._wake.set()
+        self._plays.wake()
 
     async def refresh_ratings(self, *, force: bool = False) -> None:
         """Refit the ratings if due (or ``force``), on the ratings' thread; a refit that
