@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import grpc
+from configs import Bot, bot, toml_config
 from serve_support import REPO, Started
 
 from harness.cli._ctl_submit import CHUNK_BYTES, pack
@@ -19,31 +20,25 @@ from harness.protocol import ladder as lp
 
 OPERATOR_TOKEN = "operator-secret-for-the-submit-tests"
 
-HOUSE = """
-[[bot]]
-name = "random"
-command = "{python} -m sample_bots.random_bot"
-[[bot]]
-name = "heuristic"
-command = "{python} -m sample_bots.heuristic_bot"
-"""
-QUIET_HOUSE = "[ladder]\nhouse_vs_house = false\n" + HOUSE
-"""The same house bots, playing only the hosted and registered bots (not each other)."""
+HOUSE = (bot("random"), bot("heuristic"))
+"""The house bots of a ladder."""
+QUIET = "[ladder]\nhouse_vs_house = false\n"
+"""House bots that play only the hosted and registered bots (not each other)."""
 
 
 class HostLadder(Started):
     """A running ``euchre-harness -v ladder`` on a free port, with an operator token,
-    ``form`` to 3 points, with ``extra`` TOML (house bots, a ``[ladder]`` table)."""
+    ``form`` to 3 points, with ``extra`` TOML (a ``[ladder]`` table) and house ``bots``."""
 
-    def __init__(self, folder: Path, extra: str = "", *, name: str = "host-ladder",
-                 form: str = "two-handed") -> None:
+    def __init__(self, folder: Path, extra: str = "", *, bots: Sequence[Bot] = (),
+                 name: str = "host-ladder", form: str = "two-handed") -> None:
         self.folder = folder
         self.form = form
         self.config = folder / "ladder.toml"
         if not self.config.exists():
-            self.config.write_text(
-                f'name = "{name}"\noutput = "{folder / "out"}"\nconcurrency = 2\n'
-                f'tc = "5+30"\n{extra}\n[rules]\nform = "{form}"\ntarget = 3\n')
+            self.config.write_text(toml_config(
+                name, output=folder / "out", concurrency=2, tc="5+30", extra=extra,
+                rules={"form": form, "target": 3}, bots=bots))
         self.store = folder / "out" / "ladder.sqlite"
         self.uploads = folder / "out" / "uploads"
         super().__init__([sys.executable, "-m", "harness", "-v", "ladder", str(self.config),

@@ -19,6 +19,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from configs import HEURISTIC, bot, remote, toml_config
 from playwright.sync_api import Browser
 from test_live_page import browser as browser  # the module's Chromium (a fixture)
 from test_stats_report import random_row
@@ -235,18 +236,9 @@ def test_a_page_refused_for_too_many_viewers_follows_the_ladder_once_there_is_ro
         loop.close()
 
 
-REMOTE_DUPLICATE = """
-name = "dup"
-games = 1
-[rules]
-form = "two-handed"
-[[bot]]
-name = "ann"
-command = "{python} -m sample_bots.heuristic_bot"
-[[bot]]
-name = "far"
-tokens = ["far-token-for-a-test"]
-"""
+REMOTE_DUPLICATE = toml_config("dup", games=1, rules={"form": "two-handed"},
+                               bots=(bot("ann", HEURISTIC),
+                                     remote("far", "far-token-for-a-test")))
 
 
 @contextlib.asynccontextmanager

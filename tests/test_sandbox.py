@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from configs import Bot, Value, toml_config
+from configs import Bot, toml_config
 from sandbox_support import TESTS, add, bot_folder, boxed, random_bot_folder, require_boxes
 
 from harness.errors import ConfigError, SandboxUnavailable
@@ -210,9 +210,10 @@ def test_a_box_refuses_files_its_user_cannot_read(boxes: None, tmp_path: Path) -
     asyncio.run(main())
 
 
-def config_text(tmp_path: Path, bots: tuple[Bot, ...], **top: Value) -> Path:
+def config_text(tmp_path: Path, bots: tuple[Bot, ...], clock: str | None = None,
+                tc: str | None = None) -> Path:
     path = tmp_path / "t.toml"
-    path.write_text(toml_config("t", bots=bots, **top))
+    path.write_text(toml_config("t", bots=bots, clock=clock, tc=tc))
     return path
 
 
@@ -223,21 +224,21 @@ def in_box(name: str, more: str = "", *, cwd: str | None = None) -> Bot:
     return Bot(name, name, extra=f'cwd = "{folder}"\nsandbox = true\n{more}')
 
 
-@pytest.mark.parametrize(("top", "bots", "option", "fragment"), [
-    ({}, (Bot("a", "a", extra="sandbox = true"), Bot("b", "b")),
+@pytest.mark.parametrize(("clock", "bots", "option", "fragment"), [
+    (None, (Bot("a", "a", extra="sandbox = true"), Bot("b", "b")),
      "bot[0].cwd", "folder of its own"),
-    ({}, (in_box("a", cwd="."), in_box("b")), "bot[0].cwd", "tournament's file"),
-    ({"clock": "cpu"}, (in_box("a"), Bot("b", "b")), "bot[1].sandbox", "every bot needs"),
-    ({}, (in_box("a", "box_cpuset = [-1]"), Bot("b", "b")), "bot[0].box_cpuset",
+    (None, (in_box("a", cwd="."), in_box("b")), "bot[0].cwd", "tournament's file"),
+    ("cpu", (in_box("a"), Bot("b", "b")), "bot[1].sandbox", "every bot needs"),
+    (None, (in_box("a", "box_cpuset = [-1]"), Bot("b", "b")), "bot[0].box_cpuset",
      "CPU numbers"),
-    ({}, (in_box("a", "memory_mb = 100"), Bot("b", "b")), "bot[0].memory_mb",
+    (None, (in_box("a", "memory_mb = 100"), Bot("b", "b")), "bot[0].memory_mb",
      "box's limits"),
-    ({"clock": "sundial"}, (Bot("a", "a"), Bot("b", "b")), "clock", "wall, cpu"),
+    ("sundial", (Bot("a", "a"), Bot("b", "b")), "clock", "wall, cpu"),
 ])
-def test_sandbox_keys_are_checked(tmp_path: Path, top: dict[str, Value],
-                                  bots: tuple[Bot, ...], option: str, fragment: str) -> None:
+def test_sandbox_keys_are_checked(tmp_path: Path, clock: str | None, bots: tuple[Bot, ...],
+                                  option: str, fragment: str) -> None:
     with pytest.raises(ConfigError) as err:
-        build_config(read_config(config_text(tmp_path, bots, **top)))
+        build_config(read_config(config_text(tmp_path, bots, clock)))
     assert err.value.option == option and fragment in err.value.message
 
 
