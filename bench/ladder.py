@@ -1,7 +1,7 @@
 """Ladder scale: many registered bots, simulated by one process holding many streams.
 
     python bench/ladder.py [--bots 50] [--games 10000] [--stored 0] [--concurrency 4]
-                           [--target 10]
+                           [--target 10] [--slow-steps MS]
     python bench/ladder.py --offline [--bots 1000] [--stored 20000] [--games 2000]
 
 The script registers ``--bots`` bots (concurrency 2 each, as same-bot partnerships need)
@@ -27,7 +27,11 @@ process until ``--games`` games are stored. It reports:
   one that times the bots' decisions, so its lag is time a bot could be charged for a
   reply that had arrived (the store's writes and the ratings' refits run on threads of
   their own to keep it small);
-* the peak resident memory of the ladder process.
+* the peak resident memory of the ladder process;
+* with ``--slow-steps MS``, the loop's steps (what runs between two awaits) longer than
+  ``MS`` milliseconds, counted by the place in the code where each stopped next, most
+  time first, with the CPU time the loop's thread had in them (the rest it waited for a
+  core): where to look when the lag is high.
 
 ``--stored N`` first writes ``N`` finished games (complete deal sets chosen by the
 matchmaker, results drawn from hidden strengths) into the store, so the ladder starts
@@ -59,21 +63,23 @@ import time
 from collections import Counter
 from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from harness.competition.seatings import ScheduledGame
 from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, SetProgress
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry
-from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.runtime import LadderRuntime
 from harness.ladder.sets import SetLog
+from harness.ladder.settings import LadderSettings
 from harness.referee.arena import Arena
 from harness.referee.outcome import Termination, TimeControl
 from harness.results.elo import Ratings, expected_score, fit
 from harness.rules.config import RulesConfig
 from harness.storage.ladder import LadderStore
 from harness.storage.results import GameRow, ResultsStore
-from harness.tournament.schedule import ScheduledGame
 
 
 class Meter:
@@ -191,6 +197,68 @@ def _quantile(values: list[float], q: float) -> float:
 LAG_PERIOD = 0.01
 
 
+class SlowSteps:
+    """While installed, every callback of this thread's event loop that runs longer than
+    ``limit`` seconds, counted by where its task stopped next (the last frames of its
+    chain of awaits): what ran on the loop, without an await, for that long; and how
+    much of that time the thread had a CPU (the rest it waited for one)."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self.count: Counter[str] = Counter()
+        self.seconds: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}  # of which the loop's thread was on a CPU
+        self._run = asyncio.events.Handle._run
+        self.on = False
+
+    def install(self) -> None:
+        steps, run = self, self._run
+        self.on = True
+
+        def timed(handle: asyncio.events.Handle) -> None:
+            start, cpu = time.perf_counter(), time.thread_time()
+            try:
+                run(handle)
+            finally:
+                took = time.perf_counter() - start
+                if took > steps.limit and steps.on:  # not the step that uninstalls
+                    where = steps.where(handle)
+                    steps.count[where] += 1
+                    steps.seconds[where] = steps.seconds.get(where, 0.0) + took
+                    steps.cpu[where] = (steps.cpu.get(where, 0.0)
+                                        + time.thread_time() - cpu)
+
+        handle_class: Any = asyncio.events.Handle
+        handle_class._run = timed
+
+    def uninstall(self) -> None:
+        self.on = False
+        handle_class: Any = asyncio.events.Handle
+        handle_class._run = self._run
+
+    @staticmethod
+    def where(handle: asyncio.events.Handle) -> str:
+        callback: Any = getattr(handle, "_callback", None)
+        task = getattr(callback, "__self__", None)  # a task's step
+        if not isinstance(task, asyncio.Task):
+            return str(getattr(callback, "__qualname__", repr(callback)))[:80]
+        frames: list[str] = []
+        awaited: Any = task.get_coro()
+        while awaited is not None:
+            frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
+            if frame is None:
+                break
+            frames.append(f"{Path(frame.f_code.co_filename).name}:{frame.f_lineno}")
+            awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom", None)
+        return " > ".join(frames[-3:]) or "a task"
+
+    def lines(self, top: int = 8) -> list[str]:
+        return [f"  {self.count[where]:6d} x, {self.seconds[where]:6.2f} s "
+                f"({self.cpu[where]:6.2f} s CPU)  {where}"
+                for where in sorted(self.seconds, key=self.seconds.__getitem__,
+                                    reverse=True)[:top]]
+
+
 async def sample_lag(lags: list[float]) -> None:
     """Append to ``lags``, every :data:`LAG_PERIOD`, how late the loop woke this task."""
     loop = asyncio.get_running_loop()
@@ -266,14 +334,19 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
     cpu0, wall0, games0 = time.process_time(), time.perf_counter(), 0
     lags: list[float] = []
     lagging = asyncio.ensure_future(sample_lag(lags))
+    slow = SlowSteps(args.slow_steps / 1000) if args.slow_steps else None
     while ratings.games < stored + args.games and not ladder.done():
         await asyncio.sleep(0.5)
         if not games0 and ratings.games > stored:  # start the clock at the first game
             cpu0, wall0, games0 = time.process_time(), time.perf_counter(), ratings.games
             meter.cpu, meter.rating_cpu, meter.refresh_s = 0.0, 0.0, []
             lags.clear()
+            if slow is not None:
+                slow.install()
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     lagging.cancel()
+    if slow is not None:
+        slow.uninstall()
     lags = lags or [0.0]
     answer, page, answer_cold, page_cold = time_standings(runtime)
     listed = len(runtime.registry.entrants())
@@ -302,6 +375,9 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
     print(f"loop lag          median {statistics.median(lags) * 1000:.1f} ms, "
           f"p99 {_quantile(lags, 0.99) * 1000:.1f} ms, max {max(lags) * 1000:.1f} ms "
           f"({len(lags)} samples every {LAG_PERIOD * 1000:.0f} ms)")
+    if slow is not None:
+        print(f"loop steps over {args.slow_steps:g} ms, by where they stopped (most time first):")
+        print("\n".join(slow.lines()))
     print(f"peak memory       {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB "
           f"(the ladder process)")
 
@@ -372,6 +448,8 @@ def main() -> int:
                         help="finished games written to the store before the ladder starts")
     parser.add_argument("--offline", action="store_true",
                         help="no referee: time choosing sets and ratings alone")
+    parser.add_argument("--slow-steps", type=float, default=0.0, metavar="MS",
+                        help="also list the event loop's steps longer than MS milliseconds")
     parser.add_argument("--farm", metavar="ADDRESS", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.farm:

@@ -1,8 +1,9 @@
 """Tournament and ladder configurations for tests, from one builder.
 
 ``toml_config`` writes the TOML text of a tournament (or a ladder: the same schema) from
-values; ``bot`` describes one ``[[bot]]`` table. A command is a string in the file's own
-form (``{python}`` for this Python), or a :class:`Raw` piece of TOML (an array, say).
+values; ``bot`` describes one ``[[bot]]`` table, ``remote`` one of a remote bot. A
+command is a string in the file's own form (``{python}`` for this Python), or a
+:class:`Raw` piece of TOML (an array, say).
 ``extra`` is TOML text added after the top-level keys, for the few tests that need a key
 or a section no other test uses."""
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["HEURISTIC", "PACED_HOUSE", "RANDOM", "RANDOM_AND_HEURISTIC", "Bot", "Raw", "Value",
-           "bot", "paced", "toml_config"]
+           "bot", "paced", "remote", "toml_config"]
 
 RANDOM = "{python} -m sample_bots.random_bot"
 HEURISTIC = "{python} -m sample_bots.heuristic_bot"
@@ -67,6 +68,11 @@ def bot(name: str, command: str | Raw | None = None, *, seed: int | None = None,
         command = f"{{python}} -m sample_bots.{name}_bot"
     env = {} if seed is None else {"EUCHRE_BOT_SEED": str(seed)}
     return Bot(name, command, env, extra)
+
+
+def remote(name: str, *tokens: str) -> Bot:
+    """A remote [[bot]]: no command, the seats' ``tokens``."""
+    return Bot(name, extra=f"tokens = {json.dumps(list(tokens))}")
 
 
 RANDOM_AND_HEURISTIC = (bot("random"), bot("heuristic"))

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import grpc
-from configs import PACED_HOUSE, RANDOM_AND_HEURISTIC
+from configs import PACED_HOUSE, Bot, toml_config
 from serve_support import REPO, Started
 
 from harness.cli._ctl_submit import CHUNK_BYTES, pack
@@ -20,28 +20,28 @@ from harness.protocol import ladder as lp
 
 OPERATOR_TOKEN = "operator-secret-for-the-submit-tests"
 
-HOUSE = "\n".join(b.toml() for b in PACED_HOUSE) + "\n"
-"""The house bots: the random and heuristic sample bots, paced (bench/sleepy_bot.py), as
-they play each other for as long as the ladder runs."""
-QUIET_HOUSE = ("[ladder]\nhouse_vs_house = false\n"
-               + "\n".join(b.toml() for b in RANDOM_AND_HEURISTIC) + "\n")
-"""The sample bots as house bots playing only the hosted and registered bots (not each
-other): they play only when a test's bot does, at full speed."""
+HOUSE = PACED_HOUSE
+"""The house bots of a ladder whose house bots play each other: the random and heuristic
+sample bots, paced (bench/sleepy_bot.py), since they play for as long as the ladder runs
+while its tests wait on builds and uploads."""
+QUIET = "[ladder]\nhouse_vs_house = false\n"
+"""House bots that play only the hosted and registered bots (not each other): these
+play at full speed (configs.RANDOM_AND_HEURISTIC), only when a test's bot does."""
 
 
 class HostLadder(Started):
     """A running ``euchre-harness -v ladder`` on a free port, with an operator token,
-    ``form`` to 3 points, with ``extra`` TOML (house bots, a ``[ladder]`` table)."""
+    ``form`` to 3 points, with ``extra`` TOML (a ``[ladder]`` table) and house ``bots``."""
 
-    def __init__(self, folder: Path, extra: str = "", *, name: str = "host-ladder",
-                 form: str = "two-handed") -> None:
+    def __init__(self, folder: Path, extra: str = "", *, bots: Sequence[Bot] = (),
+                 name: str = "host-ladder", form: str = "two-handed") -> None:
         self.folder = folder
         self.form = form
         self.config = folder / "ladder.toml"
         if not self.config.exists():
-            self.config.write_text(
-                f'name = "{name}"\noutput = "{folder / "out"}"\nconcurrency = 2\n'
-                f'tc = "5+30"\n{extra}\n[rules]\nform = "{form}"\ntarget = 3\n')
+            self.config.write_text(toml_config(
+                name, output=folder / "out", concurrency=2, tc="5+30", extra=extra,
+                rules={"form": form, "target": 3}, bots=bots))
         self.store = folder / "out" / "ladder.sqlite"
         self.uploads = folder / "out" / "uploads"
         super().__init__([sys.executable, "-m", "harness", "-v", "ladder", str(self.config),

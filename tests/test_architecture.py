@@ -28,10 +28,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("harness.storage",),
     ("harness.results", "harness.web", "harness.analysis"),
     ("harness.competition",),
-    ("harness.tournament",),
-    ("harness.ladder",),
+    ("harness.tournament", "harness.ladder"),
     ("harness.cli", "harness.__main__"),
 )
+SIBLINGS: tuple[frozenset[str], ...] = (frozenset({"harness.tournament", "harness.ladder"}),)
+"""Packages of one layer that must not import each other in either direction: what they
+share lives in a layer below both."""
 GENERATED = "harness._generated"
 LAYER_OF = {package: index for index, packages in enumerate(LAYERS) for package in packages}
 
@@ -108,6 +110,35 @@ def package_graph(imports: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
     return graph
 
 
+def module_graph(imports: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
+    """Which modules of its own package each module imports, from each module's import
+    targets: a target is the longest of the modules of ``imports`` it names
+    (``harness.ladder.service.standings`` -> ``harness.ladder.service``), and ``from
+    harness.ladder import service`` counts as an import of ``service`` only, not of the
+    package's ``__init__``."""
+    modules = set(imports)
+
+    def resolve(target: str) -> str | None:
+        parts = target.split(".")
+        while parts and ".".join(parts) not in modules:
+            parts.pop()
+        return ".".join(parts) or None
+
+    graph: dict[str, set[str]] = {}
+    for name, targets in imports.items():
+        found = {module for target in targets
+                 if (module := resolve(target)) is not None and module != name
+                 and package_of(module) == package_of(name)}
+        graph[name] = {m for m in found if not any(o.startswith(m + ".") for o in found)}
+    return graph
+
+
+def sibling_imports(graph: Mapping[str, Collection[str]]) -> list[tuple[str, str]]:
+    """Every ``(importer, imported)`` edge between two packages of :data:`SIBLINGS`."""
+    return sorted((a, b) for a, targets in graph.items() for b in targets
+                  if frozenset({a, b}) in SIBLINGS)
+
+
 def cycles(graph: Mapping[str, Collection[str]]) -> list[list[str]]:
     """The packages that import each other, directly or round a longer loop: every
     strongly connected component of more than one package (Tarjan), each sorted."""
@@ -175,8 +206,50 @@ def test_no_two_packages_import_each_other() -> None:
     graph = package_graph({module_name(p): [target for _, target in imports_of(p)]
                            for p in SOURCES})
     assert {"harness.tournament", "harness.ladder", "harness.referee"} <= graph.keys()
-    assert "harness.tournament" in graph["harness.ladder"]  # the graph sees real edges
+    assert "harness.competition" in graph["harness.ladder"]  # the graph sees real edges
+    assert "harness.competition" in graph["harness.tournament"]
     assert cycles(graph) == [], f"packages importing each other: {cycles(graph)}"
+
+
+def test_no_two_modules_of_a_package_import_each_other() -> None:
+    """Within a package too, imports go one way (those only for type checking included):
+    two modules that need each other are one concept split wrongly, or share a third."""
+    graph = module_graph({module_name(p): [target for _, target in imports_of(p)]
+                          for p in SOURCES})
+    assert "harness.ladder.service" in graph["harness.ladder.runtime"]  # sees real edges
+    assert cycles(graph) == [], f"modules importing each other: {cycles(graph)}"
+
+
+def test_the_tournament_and_the_ladder_never_import_each_other() -> None:
+    graph = package_graph({module_name(p): [target for _, target in imports_of(p)]
+                           for p in SOURCES})
+    assert sibling_imports(graph) == [], f"imports between siblings: {sibling_imports(graph)}"
+
+
+def test_the_checker_catches_a_planted_module_cycle_within_a_package() -> None:
+    planted = {
+        "harness.ladder": "from harness.ladder import runtime\n",  # the package's own
+        "harness.ladder.runtime": "from harness.ladder.service import Servicer\n",
+        "harness.ladder.service": ("from typing import TYPE_CHECKING\n"
+                                   "from harness.ladder import state\n"
+                                   "if TYPE_CHECKING:\n"
+                                   "    from .runtime import LadderRuntime\n"),
+        "harness.ladder.state": "from harness.storage.results import ResultsStore\n",
+        "harness.storage.results": "from harness.ladder.state import State\n",  # upward
+    }
+    graph = module_graph({name: [t for _, t in imports_in(source, name,
+                                                          is_package=name == "harness.ladder")]
+                          for name, source in planted.items()})
+    assert graph == {"harness.ladder": {"harness.ladder.runtime"},
+                     "harness.ladder.runtime": {"harness.ladder.service"},
+                     "harness.ladder.service": {"harness.ladder.runtime",
+                                                "harness.ladder.state"},
+                     "harness.ladder.state": set(), "harness.storage.results": set()}
+    assert cycles(graph) == [["harness.ladder.runtime", "harness.ladder.service"]]
+    planted["harness.ladder.service"] = "from harness.ladder import state\n"
+    graph = module_graph({name: [t for _, t in imports_in(source, name)]
+                          for name, source in planted.items()})
+    assert cycles(graph) == []
 
 
 def test_only_the_protocol_package_imports_generated_code() -> None:
@@ -219,6 +292,11 @@ def test_the_checker_catches_a_planted_unplaced_module_upward_import_and_cycle()
         "harness.referee.arena": "from harness.cluster.local import start\n",
         "harness.cluster.local": "from harness.envs.adapter import PolicyBot\n",
         "harness.envs.adapter": "from harness import referee, __version__\n",
+        # one way only, but between the two siblings (only when type checking, too)
+        "harness.ladder.playing": ("from typing import TYPE_CHECKING\n"
+                                   "if TYPE_CHECKING:\n"
+                                   "    from harness.tournament.schedule import Game\n"),
+        "harness.tournament.runner": "from harness.competition import storing\n",
     }
     assert unplaced(planted) == ["harness.newthing.core"]
     upward = {name: found for name, source in planted.items()
@@ -229,6 +307,11 @@ def test_the_checker_catches_a_planted_unplaced_module_upward_import_and_cycle()
     assert graph["harness.envs"] == {"harness", "harness.referee"}  # __version__: the root
     assert cycles(graph) == [["harness.cluster", "harness.envs", "harness.referee"],
                              ["harness.results", "harness.web"]]
+    assert sibling_imports(graph) == [("harness.ladder", "harness.tournament")]
+    assert cycles(module_graph({name: [t for _, t in imports_in(source, name)]
+                                for name, source in planted.items()})) == []
     del planted["harness.web.report"], planted["harness.envs.adapter"]
+    del planted["harness.ladder.playing"]
     graph = graph_of(planted)
     assert cycles(graph) == []
+    assert sibling_imports(graph) == []

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from configs import RANDOM, bot, toml_config
 from serve_support import Started, end, wait_for_address
 from waiting import WAIT_S
 
@@ -37,26 +38,10 @@ def cli(*args: str, cwd: Path = ROOT, timeout: float = 180) -> subprocess.Comple
 def bots_file(tmp_path: Path, extra: str = "", *, third: bool = False) -> Path:
     """Two-handed games to 3 points between the sample bots (and a second random bot)."""
     path = tmp_path / "t.toml"
-    more = ('[[bot]]\nname = "random2"\ncommand = "{python} -m sample_bots.random_bot"\n'
-            if third else "")
-    path.write_text(f"""
-name = "small"
-output = "{tmp_path / 'out'}"
-concurrency = 2
-tc = "2+10"
-{extra}
-[rules]
-form = "two-handed"
-target = 3
-
-[[bot]]
-name = "random"
-command = "{{python}} -m sample_bots.random_bot"
-
-[[bot]]
-name = "heuristic"
-command = "{{python}} -m sample_bots.heuristic_bot"
-{more}""")
+    more = (bot("random2", RANDOM),) if third else ()
+    path.write_text(toml_config("small", output=tmp_path / "out", concurrency=2, tc="2+10",
+                                extra=extra, rules={"form": "two-handed", "target": 3},
+                                bots=(bot("random"), bot("heuristic"), *more)))
     return path
 
 

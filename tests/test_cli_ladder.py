@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from configs import HEURISTIC, RANDOM, Bot, bot, remote, toml_config
 
 from harness.cli import build_parser
 from harness.errors import ConfigError
@@ -18,16 +19,17 @@ from harness.referee.outcome import Termination
 from harness.storage.ladder import LadderStore
 from harness.storage.results import GameRow, ResultsStore
 
-HOUSE = ("random_bot", "heuristic_bot")
-CONFIG = 'name = "test-ladder"\noutput = "{output}"\nconcurrency = 1\n' + "".join(
-    f'[[bot]]\nname = "{bot}"\ncommand = "{{{{python}}}} -m sample_bots.{bot}"\n'
-    for bot in HOUSE)
+HOUSE = (bot("random_bot", RANDOM), bot("heuristic_bot", HEURISTIC))
+
+
+def config_text(output: Path, *more: Bot) -> str:
+    return toml_config("test-ladder", output=output, concurrency=1, bots=(*HOUSE, *more))
 
 
 def _ladder(tmp_path: Path, *words: str) -> int:
     config = tmp_path / "ladder.toml"
     if not config.exists():
-        config.write_text(CONFIG.format(output=tmp_path / "out"))
+        config.write_text(config_text(tmp_path / "out"))
     args = build_parser().parse_args(["ladder", str(config), *words])
     code: int = args.handler(args)
     return code
@@ -63,8 +65,7 @@ def test_rotate_retire_restore_and_standings(tmp_path: Path,
 
 def test_a_ladder_config_with_remote_tokens_is_refused(tmp_path: Path) -> None:
     config = tmp_path / "ladder.toml"
-    config.write_text(CONFIG.format(output=tmp_path / "out")
-                      + '[[bot]]\nname = "far"\ntokens = ["t1", "t2"]\n')
+    config.write_text(config_text(tmp_path / "out", remote("far", "t1", "t2")))
     with pytest.raises(ConfigError) as info:
         _ladder(tmp_path, "standings")
     assert info.value.option == "bot"

@@ -8,8 +8,8 @@ import shlex
 from pathlib import Path
 
 from harness.cli import build_parser
+from harness.competition.options import options_table
 from harness.tournament.config import default_config
-from harness.tournament.options import options_table
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
@@ -38,7 +38,7 @@ def test_readme_key_table_is_the_one_the_schema_generates() -> None:
     start = README.index(START)
     table = README[README.index("\n", start) + 1: README.index(END)].strip()
     assert table == options_table(), (
-        "regenerate it: python -c 'from harness.tournament.options import options_table; "
+        "regenerate it: python -c 'from harness.competition.options import options_table; "
         "print(options_table())'")
 
 

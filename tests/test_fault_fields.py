@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from harness.cluster.worker import result_from_data, result_to_data
+from harness.competition.seatings import ScheduledGame
 from harness.referee.arena import Arena
 from harness.referee.outcome import FaultKind, GameResult, Termination, TimeControl
 from harness.referee.pool import Entrant
@@ -19,7 +20,6 @@ from harness.results.rows import to_row
 from harness.rules.config import Form, RulesConfig
 from harness.storage.results import ResultsStore
 from harness.tournament.runner import startup_failure_reason
-from harness.tournament.schedule import ScheduledGame
 from harness.web.replay import replay_view
 
 REPO = Path(__file__).resolve().parent.parent

@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from configs import RANDOM_AND_HEURISTIC
 from sandbox_support import require_boxes
 from serve_support import REPO, end
 from submit_support import (
     HOUSE,
     OPERATOR_TOKEN,
-    QUIET_HOUSE,
+    QUIET,
     HostLadder,
     bearer,
     python_bot,
@@ -58,7 +59,7 @@ FORMS = ("four-handed", "two-handed", "cutthroat")
 def ladder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostLadder]:
     """A two-handed ladder with the random and heuristic house bots."""
     require_boxes()
-    running = HostLadder(tmp_path_factory.mktemp("hosted"), HOUSE)
+    running = HostLadder(tmp_path_factory.mktemp("hosted"), bots=HOUSE)
     try:
         yield running
     finally:
@@ -71,8 +72,8 @@ def form_ladder(request: pytest.FixtureRequest,
     """A ladder of each form with the random and heuristic house bots, which play only
     the hosted bots."""
     require_boxes()
-    running = HostLadder(tmp_path_factory.mktemp(f"hosted-{request.param}"), QUIET_HOUSE,
-                         form=request.param)
+    running = HostLadder(tmp_path_factory.mktemp(f"hosted-{request.param}"), QUIET,
+                         bots=RANDOM_AND_HEURISTIC, form=request.param)
     try:
         yield running
     finally:
@@ -225,7 +226,7 @@ def test_a_hosted_bot_is_never_handed_to_a_stream(ladder: HostLadder, tmp_path: 
 @pytest.mark.long
 def test_a_hosted_bot_plays_again_after_kill_9(tmp_path: Path) -> None:
     require_boxes()
-    first = HostLadder(tmp_path, QUIET_HOUSE, name="restart-ladder")
+    first = HostLadder(tmp_path, QUIET, bots=RANDOM_AND_HEURISTIC, name="restart-ladder")
     second = None
     try:
         with first.channel() as channel:

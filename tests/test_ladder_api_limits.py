@@ -13,8 +13,9 @@ import grpc
 import pytest
 
 from harness.ladder.registry import Registry
-from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.runtime import LadderRuntime
 from harness.ladder.service import MAX_GAMES
+from harness.ladder.settings import LadderSettings
 from harness.protocol import ladder as lp
 from harness.referee.outcome import Termination, TimeControl
 from harness.rules.config import RulesConfig

@@ -20,19 +20,22 @@ from pathlib import Path
 import psutil
 import pytest
 from cluster_support import free_port, start_cluster, stop
+from configs import RANDOM, Bot, toml_config
 from distributed import Client, LocalCluster
 from serve_support import Started
 
 from harness.cli import build_parser
 from harness.cli._tournament import overrides
 from harness.cli.ladder import settings_from
+from harness.competition.seatings import ScheduledGame
 from harness.errors import ClusterError, ConfigError
 from harness.ladder.cluster import FAILURES_IN_A_ROW, HouseCluster
 from harness.ladder.matchmaking import SetStatus
 from harness.ladder.quarantine import QuarantinePolicy
 from harness.ladder.registry import Registry
-from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.runtime import LadderRuntime
 from harness.ladder.sets import SetLog, StoredSet
+from harness.ladder.settings import LadderSettings
 from harness.referee.outcome import FaultPolicy, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
@@ -41,7 +44,6 @@ from harness.sdk import play_session
 from harness.storage.ladder import LadderStore
 from harness.storage.results import GameRow, ResultsStore
 from harness.tournament.config import load_config
-from harness.tournament.schedule import ScheduledGame
 from sample_bots.random_bot import RandomBot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -202,22 +204,10 @@ def test_a_lost_scheduler_leaves_the_ladder_playing_on_its_referee_until_it_is_b
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
     config = tmp_path / "ladder.toml"
-    config.write_text(f"""
-name = "lost"
-output = "{tmp_path / 'out'}"
-concurrency = 1
-tc = "5+30"
-[rules]
-target = 3
-[ladder]
-cluster_retry_seconds = 1.0
-[[bot]]
-name = "r1"
-command = "{{python}} -m sample_bots.random_bot"
-[[bot]]
-name = "r2"
-command = "{{python}} -m sample_bots.random_bot"
-""")
+    config.write_text(toml_config("lost", output=tmp_path / "out", concurrency=1, tc="5+30",
+                                  extra="[ladder]\ncluster_retry_seconds = 1.0",
+                                  rules={"target": 3},
+                                  bots=(Bot("r1", RANDOM), Bot("r2", RANDOM))))
     store = tmp_path / "out" / "ladder.sqlite"
 
     def rows() -> list[GameRow]:
@@ -260,21 +250,10 @@ command = "{{python}} -m sample_bots.random_bot"
 def test_the_ladder_takes_its_cluster_and_policies_from_the_file_and_flags(
         tmp_path: Path) -> None:
     config = tmp_path / "ladder.toml"
-    config.write_text("""
-name = "l"
-[ladder]
-provisional_sets = 2
-bench_faults = 2
-bench_window = 5
-[cluster]
-scheduler = "tcp://example:8786"
-[[bot]]
-name = "a"
-command = "x"
-[[bot]]
-name = "b"
-command = "y"
-""")
+    config.write_text(toml_config(
+        "l", extra=('[ladder]\nprovisional_sets = 2\nbench_faults = 2\nbench_window = 5\n'
+                    '[cluster]\nscheduler = "tcp://example:8786"'),
+        bots=(Bot("a", "x"), Bot("b", "y"))))
     ladder = settings_from(load_config(config), host="127.0.0.1", port=0)
     assert ladder.scheduler == "tcp://example:8786" and ladder.workers == 0
     assert ladder.matchmaking.provisional_sets == 2

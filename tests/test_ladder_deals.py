@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.competition.deals import deal_seed
 from harness.ladder.matchmaking import Candidate
-from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.runtime import LadderRuntime
+from harness.ladder.settings import LadderSettings
 from harness.storage.ladder import LadderStore
-from harness.tournament.schedule import deal_seed
 
 PAIR = [Candidate("a", free_seats=2), Candidate("b", free_seats=2)]
 

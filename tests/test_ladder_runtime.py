@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from configs import RANDOM, Bot, toml_config
 from waiting import wait_until
 
 from harness.cli.ladder import settings_from
@@ -18,8 +19,9 @@ from harness.errors import ConfigError, HandshakeRefused
 from harness.ladder.matchmaking import Candidate, Matchmaker, SetStatus
 from harness.ladder.quarantine import QuarantinePolicy
 from harness.ladder.registry import Registry
-from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.runtime import LadderRuntime
 from harness.ladder.sets import SetLog, StoredSet
+from harness.ladder.settings import LadderSettings
 from harness.referee.outcome import TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
@@ -233,8 +235,8 @@ def test_a_disconnect_cuts_the_set_short_and_the_bot_is_matched_again_on_return(
 def test_a_ladder_without_house_bots_pairs_the_registered_bots_that_dial_in(
         tmp_path: Path) -> None:
     path = tmp_path / "ladder.toml"
-    path.write_text(f'name = "open"\noutput = "{tmp_path / "out"}"\nconcurrency = 1\n'
-                    f'tc = "5+30"\n[rules]\ntarget = 3\n')
+    path.write_text(toml_config("open", output=tmp_path / "out", concurrency=1, tc="5+30",
+                                rules={"target": 3}, bots=()))
     with pytest.raises(ConfigError, match="at least 2 bots"):
         load_config(path)  # as a tournament: too few bots
     with pytest.raises(ConfigError, match="needs 2 house bots") as err:
@@ -268,10 +270,9 @@ def test_with_house_vs_house_off_every_set_seats_a_visitor(tmp_path: Path) -> No
     """``house_vs_house = false``: the house bots play only the bots that dial in, so a
     ladder nobody has dialed into is idle; a cluster (house-only sets) is refused with it."""
     path = tmp_path / "ladder.toml"
-    path.write_text(f'name = "quiet"\noutput = "{tmp_path / "out"}"\nconcurrency = 2\n'
-                    f'tc = "5+30"\n[ladder]\nhouse_vs_house = false\n[rules]\ntarget = 3\n'
-                    '[[bot]]\nname = "house-a"\ncommand = "{python} -m sample_bots.random_bot"\n'
-                    '[[bot]]\nname = "house-b"\ncommand = "{python} -m sample_bots.random_bot"\n')
+    path.write_text(toml_config("quiet", output=tmp_path / "out", concurrency=2, tc="5+30",
+                                extra="[ladder]\nhouse_vs_house = false", rules={"target": 3},
+                                bots=(Bot("house-a", RANDOM), Bot("house-b", RANDOM))))
     with pytest.raises(ConfigError, match="nothing to do") as err:
         settings_from(load_config(path, {"cluster.workers": "2"}, for_ladder=True),
                       host="127.0.0.1", port=0)

@@ -18,8 +18,9 @@ from harness.ladder.matchmaking import Candidate, SetProgress
 from harness.ladder.quarantine import Quarantine, QuarantinePolicy
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry
-from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.runtime import LadderRuntime
 from harness.ladder.service import ladder_standings, standings
+from harness.ladder.settings import LadderSettings
 from harness.referee.outcome import Termination
 from harness.storage.ladder import LadderStore
 from harness.storage.results import GameRow

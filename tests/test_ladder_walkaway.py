@@ -15,10 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.competition.seatings import group_of
 from harness.ladder.matchmaking import SetStatus
 from harness.ladder.quarantine import QuarantinePolicy
 from harness.ladder.registry import Registry
-from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.runtime import LadderRuntime
+from harness.ladder.settings import LadderSettings
 from harness.referee.outcome import FaultKind, Termination, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
@@ -26,7 +28,6 @@ from harness.results.elo import Ratings
 from harness.rules.config import RulesConfig
 from harness.storage.ladder import LadderStore
 from harness.storage.results import GameRow
-from harness.tournament.schedule import group_of
 
 REPO = Path(__file__).resolve().parent.parent
 SETS = 30

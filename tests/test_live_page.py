@@ -20,6 +20,7 @@ from typing import Any
 import grpc
 import pytest
 from browser_support import CHROMIUM, CHROMIUM_ARGS
+from configs import HEURISTIC, RANDOM, Bot, Raw, bot, toml_config
 from playwright.sync_api import Browser, sync_playwright
 from serve_support import Serve, config, delayed_random_bot, serve, stub, watch_until
 from test_web_pages import Tab
@@ -145,40 +146,18 @@ FIRST_START_FAILS = ("import pathlib, runpy, sys; f = pathlib.Path(sys.argv[2]);
 
 
 def _remote_config(bot_token: str) -> str:
-    return f"""
-name = "remote"
-games = 1
-tc = "5+10"
-[rules]
-form = "two-handed"
-target = 3
-[[bot]]
-name = "local"
-command = "{{python}} -m sample_bots.heuristic_bot"
-[[bot]]
-name = "far"
-tokens = ["{bot_token}"]
-"""
+    return toml_config("remote", games=1, tc="5+10", rules={"form": "two-handed", "target": 3},
+                       bots=(bot("local", HEURISTIC),
+                             Bot("far", extra=f"tokens = [{json.dumps(bot_token)}]")))
 
 
 def _flaky_config(name: str, secret: str, flag: Path, limit: int) -> str:
     """A bot whose first start fails after printing ``secret`` (the end of its log);
     with ``limit`` 1 the run fails there, otherwise the bot starts again."""
-    return f"""
-name = "{name}"
-games = 1
-tc = "5+10"
-max_startup_failures = {limit}
-[rules]
-form = "two-handed"
-target = 3
-[[bot]]
-name = "flaky"
-command = ["{{python}}", "-c", "{FIRST_START_FAILS}", "{secret}", "{flag}"]
-[[bot]]
-name = "random"
-command = "{{python}} -m sample_bots.random_bot"
-"""
+    command = Raw(json.dumps(["{python}", "-c", FIRST_START_FAILS, secret, str(flag)]))
+    return toml_config(name, games=1, tc="5+10", max_startup_failures=limit,
+                       rules={"form": "two-handed", "target": 3},
+                       bots=(bot("flaky", command), bot("random", RANDOM)))
 
 
 def _every_response(url: str, ids: list[str]) -> Iterator[tuple[str, str]]:

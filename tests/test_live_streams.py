@@ -19,15 +19,18 @@ from typing import Any
 
 import aiohttp
 import pytest
+from configs import HEURISTIC, bot, remote, toml_config
 from playwright.sync_api import Browser
 from test_live_page import browser as browser  # the module's Chromium (a fixture)
 from test_stats_report import random_row
 from test_web_pages import Tab
 
+from harness.competition.seatings import ScheduledGame
 from harness.ladder import live_site as ladder_live
 from harness.ladder.live_site import LadderLiveServer
 from harness.ladder.matchmaking import DealSet, SetProgress
-from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.runtime import LadderRuntime
+from harness.ladder.settings import LadderSettings
 from harness.protocol import ladder as lp
 from harness.referee.arena import Arena
 from harness.rules import Form
@@ -35,7 +38,6 @@ from harness.storage.results import GameRow, ResultsStore
 from harness.tournament import live_site as tournament_live
 from harness.tournament.live_site import LiveServer
 from harness.tournament.runner import store_path
-from harness.tournament.schedule import ScheduledGame
 from harness.tournament.service import CONFIG_FILE, TournamentService
 from harness.web.feed import MAX_STREAMS
 
@@ -234,18 +236,9 @@ def test_a_page_refused_for_too_many_viewers_follows_the_ladder_once_there_is_ro
         loop.close()
 
 
-REMOTE_DUPLICATE = """
-name = "dup"
-games = 1
-[rules]
-form = "two-handed"
-[[bot]]
-name = "ann"
-command = "{python} -m sample_bots.heuristic_bot"
-[[bot]]
-name = "far"
-tokens = ["far-token-for-a-test"]
-"""
+REMOTE_DUPLICATE = toml_config("dup", games=1, rules={"form": "two-handed"},
+                               bots=(bot("ann", HEURISTIC),
+                                     remote("far", "far-token-for-a-test")))
 
 
 @contextlib.asynccontextmanager

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from configs import bot, toml_config
 
 from harness.results.tables import BRIEF_WIDTH
 from harness.storage.results import ResultsStore
@@ -38,9 +39,7 @@ def standings(stdout: str) -> dict[str, str]:
 
 def test_a_bot_added_with_bot_joins_the_field_under_its_own_id(tmp_path: Path) -> None:
     (tmp_path / "field.toml").write_text(
-        'name = "field"\ngames = 1\ntc = "5+30"\n[rules]\ntarget = 3\n'
-        '[[bot]]\nname = "random"\ncommand = "{python} -m sample_bots.random_bot"\n'
-        '[[bot]]\nname = "heuristic"\ncommand = "{python} -m sample_bots.heuristic_bot"\n')
+        toml_config("field", games=1, tc="5+30", rules={"target": 3}))
     done = cli("run", "field.toml", "--quiet", "--bot",
                "mybot={python} -m sample_bots.heuristic_bot --epsilon 0.3", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -61,11 +60,9 @@ def test_a_bot_added_with_bot_joins_the_field_under_its_own_id(tmp_path: Path) -
 
 
 def test_a_clean_sweep_after_a_few_games_reads_as_a_count(tmp_path: Path) -> None:
-    (tmp_path / "two.toml").write_text(
-        'name = "two"\ngames = 1\ntc = "5+30"\n[rules]\nform = "two-handed"\ntarget = 3\n'
-        '[[bot]]\nname = "random"\ncommand = "{python} -m sample_bots.random_bot"\n'
-        'env = { EUCHRE_BOT_SEED = "3" }\n'
-        '[[bot]]\nname = "heuristic"\ncommand = "{python} -m sample_bots.heuristic_bot"\n')
+    (tmp_path / "two.toml").write_text(toml_config(
+        "two", games=1, tc="5+30", rules={"form": "two-handed", "target": 3},
+        bots=(bot("random", seed=3), bot("heuristic"))))
     done = cli("run", "two.toml", "--quiet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     rows = standings(done.stdout)

@@ -13,6 +13,7 @@ from pathlib import Path
 import grpc
 import pytest
 from browser_support import chromium, needs_chromium
+from configs import HEURISTIC, RANDOM, bot, toml_config
 from playwright.sync_api import Browser, Page, ViewportSize
 from serve_support import config, serve, stub, watch_until
 from waiting import WAIT_S
@@ -38,14 +39,11 @@ def overflow(page: Page) -> int:
 
 
 def test_report_and_replay_pages_fit_a_phone(tmp_path: Path, browser: Browser) -> None:
-    (tmp_path / "t.toml").write_text(
-        'name = "phone"\ngames = 1\ntc = "5+30"\n[rules]\ntarget = 3\n'
-        '[[bot]]\nname = "random-with-a-long-name"\n'
-        'command = "{python} -m sample_bots.random_bot"\n'
-        '[[bot]]\nname = "heuristic-with-a-long-name"\n'
-        'command = "{python} -m sample_bots.heuristic_bot"\n'
-        '[[bot]]\nname = "noisy-heuristic-bot"\n'
-        'command = "{python} -m sample_bots.heuristic_bot --epsilon 0.3"\n')
+    (tmp_path / "t.toml").write_text(toml_config(
+        "phone", games=1, tc="5+30", rules={"target": 3},
+        bots=(bot("random-with-a-long-name", RANDOM),
+              bot("heuristic-with-a-long-name", HEURISTIC),
+              bot("noisy-heuristic-bot", f"{HEURISTIC} --epsilon 0.3"))))
     done = subprocess.run([sys.executable, "-m", "harness", "run", "t.toml", "--quiet"],
                           cwd=tmp_path, text=True, capture_output=True, timeout=300,
                           check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})

@@ -11,16 +11,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from configs import HEURISTIC, bot, toml_config
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_report_html_shows_each_duels_elo_interval_and_pentanomial_counts(
         tmp_path: Path) -> None:
-    (tmp_path / "t.toml").write_text(
-        'name = "t"\ngames = 3\ntc = "5+30"\n[rules]\nform = "two-handed"\ntarget = 5\n'
-        '[[bot]]\nname = "noisy"\n'
-        'command = "{python} -m sample_bots.heuristic_bot --epsilon 0.3"\n'
-        '[[bot]]\nname = "heuristic"\ncommand = "{python} -m sample_bots.heuristic_bot"\n')
+    (tmp_path / "t.toml").write_text(toml_config(
+        "t", games=3, tc="5+30", rules={"form": "two-handed", "target": 5},
+        bots=(bot("noisy", f"{HEURISTIC} --epsilon 0.3"), bot("heuristic"))))
     done = subprocess.run([sys.executable, "-m", "harness", "run", "t.toml", "--quiet"],
                           cwd=tmp_path, text=True, capture_output=True, timeout=300,
                           check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})

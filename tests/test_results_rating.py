@@ -7,12 +7,12 @@ import math
 
 import pytest
 
+from harness.competition.seatings import ScheduledGame
 from harness.errors import ConfigError
 from harness.results.elo import Result
 from harness.results.head_to_head import game_counts, pair_counts
 from harness.results.rating import rating_results
 from harness.results.sprt import Pentanomial, Trinomial
-from harness.tournament.schedule import ScheduledGame
 
 # --------------------------------------------------------------------------- statistics
 

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from configs import RANDOM, bot, toml_config
 from waiting import wait_for
 
 from harness.cli.progress import Progress
@@ -44,13 +45,10 @@ def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
 def config_file(tmp_path: Path, second_bot: str, *, games: int = 4,
                 concurrency: int = 2) -> Path:
     path = tmp_path / "t.toml"
-    bots = {"random": "{python} -m sample_bots.random_bot", "other": second_bot}
-    lines = ['name = "robust"', f'output = "{tmp_path / "out"}"', f"games = {games}",
-             f"concurrency = {concurrency}", 'tc = "5+10"',
-             "rules = { form = 'two-handed', target = 5 }"]
-    lines += [f'[[bot]]\nname = "{name}"\ncommand = "{command}"'
-              for name, command in bots.items()]
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text(toml_config("robust", output=tmp_path / "out", games=games,
+                                concurrency=concurrency, tc="5+10",
+                                rules={"form": "two-handed", "target": 5},
+                                bots=(bot("random", RANDOM), bot("other", second_bot))))
     return path
 
 

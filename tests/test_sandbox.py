@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from configs import Bot, toml_config
 from sandbox_support import TESTS, add, bot_folder, boxed, random_bot_folder, require_boxes
 
 from harness.errors import ConfigError, SandboxUnavailable
@@ -209,39 +210,44 @@ def test_a_box_refuses_files_its_user_cannot_read(boxes: None, tmp_path: Path) -
     asyncio.run(main())
 
 
-def config_text(tmp_path: Path, body: str) -> Path:
+def config_text(tmp_path: Path, bots: tuple[Bot, ...], clock: str | None = None,
+                tc: str | None = None) -> Path:
     path = tmp_path / "t.toml"
-    path.write_text('name = "t"\n' + body)
+    path.write_text(toml_config("t", bots=bots, clock=clock, tc=tc))
     return path
 
 
-@pytest.mark.parametrize(("body", "option", "fragment"), [
-    ('[[bot]]\nname = "a"\ncommand = "a"\nsandbox = true\n[[bot]]\nname = "b"\n'
-     'command = "b"\n', "bot[0].cwd", "folder of its own"),
-    ('[[bot]]\nname = "a"\ncommand = "a"\ncwd = "."\nsandbox = true\n[[bot]]\nname = "b"\n'
-     'command = "b"\ncwd = "b"\nsandbox = true\n', "bot[0].cwd", "tournament's file"),
-    ('clock = "cpu"\n[[bot]]\nname = "a"\ncommand = "a"\ncwd = "a"\nsandbox = true\n'
-     '[[bot]]\nname = "b"\ncommand = "b"\n', "bot[1].sandbox", "every bot needs"),
-    ('[[bot]]\nname = "a"\ncommand = "a"\ncwd = "a"\nsandbox = true\nbox_cpuset = [-1]\n'
-     '[[bot]]\nname = "b"\ncommand = "b"\n', "bot[0].box_cpuset", "CPU numbers"),
-    ('[[bot]]\nname = "a"\ncommand = "a"\ncwd = "a"\nsandbox = true\nmemory_mb = 100\n'
-     '[[bot]]\nname = "b"\ncommand = "b"\n', "bot[0].memory_mb", "box's limits"),
-    ('clock = "sundial"\n[[bot]]\nname = "a"\ncommand = "a"\n[[bot]]\nname = "b"\n'
-     'command = "b"\n', "clock", "wall, cpu"),
+def in_box(name: str, more: str = "", *, cwd: str | None = None) -> Bot:
+    """A [[bot]] with ``sandbox = true`` whose command is its name (never run), in the
+    folder ``cwd`` (its name by default)."""
+    folder = name if cwd is None else cwd
+    return Bot(name, name, extra=f'cwd = "{folder}"\nsandbox = true\n{more}')
+
+
+@pytest.mark.parametrize(("clock", "bots", "option", "fragment"), [
+    (None, (Bot("a", "a", extra="sandbox = true"), Bot("b", "b")),
+     "bot[0].cwd", "folder of its own"),
+    (None, (in_box("a", cwd="."), in_box("b")), "bot[0].cwd", "tournament's file"),
+    ("cpu", (in_box("a"), Bot("b", "b")), "bot[1].sandbox", "every bot needs"),
+    (None, (in_box("a", "box_cpuset = [-1]"), Bot("b", "b")), "bot[0].box_cpuset",
+     "CPU numbers"),
+    (None, (in_box("a", "memory_mb = 100"), Bot("b", "b")), "bot[0].memory_mb",
+     "box's limits"),
+    ("sundial", (Bot("a", "a"), Bot("b", "b")), "clock", "wall, cpu"),
 ])
-def test_sandbox_keys_are_checked(tmp_path: Path, body: str, option: str,
-                                  fragment: str) -> None:
+def test_sandbox_keys_are_checked(tmp_path: Path, clock: str | None, bots: tuple[Bot, ...],
+                                  option: str, fragment: str) -> None:
     with pytest.raises(ConfigError) as err:
-        build_config(read_config(config_text(tmp_path, body)))
+        build_config(read_config(config_text(tmp_path, bots, clock)))
     assert err.value.option == option and fragment in err.value.message
 
 
 def test_sandbox_keys_reach_the_box(tmp_path: Path) -> None:
-    path = config_text(tmp_path, 'clock = "cpu"\ntc = "0.5+5"\n'
-                       '[[bot]]\nname = "a"\ncommand = "a"\ncwd = "a"\nsandbox = true\n'
-                       'box_memory_mib = 100\nbox_pids = 10\nbox_cpus = 0.5\nbox_cpuset = [1]\n'
-                       'box_tmp_mib = 8\n'
-                       '[[bot]]\nname = "b"\ncommand = "b"\ncwd = "b"\nsandbox = true\n')
+    path = config_text(tmp_path, (in_box("a", "box_memory_mib = 100\nbox_pids = 10\n"
+                                                "box_cpus = 0.5\nbox_cpuset = [1]\n"
+                                                "box_tmp_mib = 8"),
+                                  in_box("b")),
+                       clock="cpu", tc="0.5+5")
     config = build_config(read_config(path))
     a, b = (bot.entrant().command for bot in config.bots)
     assert a is not None and b is not None

@@ -1,4 +1,5 @@
-"""Tests of harness.tournament.schedule: pairings, seats, duplicate deals, formats and
+"""Tests of harness.tournament.schedule and the seatings and deals it plays
+(harness.competition): pairings, seats, duplicate deals, formats and
 SPRT (its statistics helpers are tested in test_results_rating.py)."""
 
 from __future__ import annotations
@@ -9,19 +10,13 @@ from collections.abc import Sequence
 
 import pytest
 
+from harness.competition.deals import SEED_LIMIT, deal_seed
+from harness.competition.seatings import ScheduledGame
 from harness.errors import ConfigError
 from harness.results.sprt import Pentanomial, SprtDecision, Trinomial
 from harness.rules.config import Form, RulesConfig
 from harness.rules.game import Game, seeded_first_dealer
-from harness.tournament.schedule import (
-    SEED_LIMIT,
-    Gauntlet,
-    RoundRobin,
-    ScheduledGame,
-    SprtMatch,
-    deal_seed,
-    pairings,
-)
+from harness.tournament.schedule import Gauntlet, RoundRobin, SprtMatch, pairings
 
 BOTS4 = ["a", "b", "c", "d"]
 BOTS5 = [*BOTS4, "e"]

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from configs import Bot, bot, toml_config
 from sandbox_support import require_boxes
 from serve_support import Serve, ctl, end, stub, watch_until
 from submit_support import python_bot
@@ -37,19 +38,11 @@ runpy.run_path("random_bot.py", run_name="__main__")
 FAILING_BUILD = ('runtime = "python"\ncommand = ["python", "random_bot.py"]\n'
                  'build = ["python", "-c", "import sys; print(\'compiling the bot\'); '
                  'sys.exit(3)"]\n')
-TOURNAMENT = """name = "{name}"
-games = 2
-tc = "5+10"
-[rules]
-form = "two-handed"
-target = 3
-[[bot]]
-name = "uploaded"
-hosted = "{hosted}"
-[[bot]]
-name = "heuristic"
-command = "{{python}} -m sample_bots.heuristic_bot"
-"""
+def tournament(name: str, hosted: str) -> str:
+    """Two games of the hosted version ``hosted`` against the heuristic bot."""
+    return toml_config(name, games=2, tc="5+10", rules={"form": "two-handed", "target": 3},
+                       bots=(Bot("uploaded", extra=f"hosted = {json.dumps(hosted)}"),
+                             bot("heuristic")))
 
 
 CAP_MIB = 2  # serve --upload-max-mib
@@ -89,7 +82,7 @@ def submitted(server: Serve, folder: Path, name: str) -> str:
 def start(server: Serve, folder: Path, name: str, hosted: str
           ) -> subprocess.CompletedProcess[str]:
     path = folder / f"{name}.toml"
-    path.write_text(TOURNAMENT.format(name=name, hosted=hosted), encoding="utf-8")
+    path.write_text(tournament(name, hosted), encoding="utf-8")
     return ctl(server.address, "start", str(path))
 
 
@@ -135,7 +128,7 @@ def test_a_failed_build_is_refused_at_start(running: HostServe, tmp_path: Path) 
 
 def test_hosted_is_for_serve_only(tmp_path: Path) -> None:
     path = tmp_path / "t.toml"
-    path.write_text(TOURNAMENT.format(name="local", hosted="x@1"), encoding="utf-8")
+    path.write_text(tournament("local", "x@1"), encoding="utf-8")
     done = subprocess.run(
         [sys.executable, "-m", "harness", "run", str(path), "--output", str(tmp_path / "o")],
         capture_output=True, text=True, timeout=120, check=False)

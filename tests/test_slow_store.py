@@ -18,7 +18,8 @@ import pytest
 from configs import bot, toml_config
 
 from harness.ladder import runtime as ladder_runtime
-from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.runtime import LadderRuntime
+from harness.ladder.settings import LadderSettings
 from harness.referee.outcome import FaultKind, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand

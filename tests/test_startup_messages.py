@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from configs import bot, toml_config
 from serve_support import serve
 
 from harness.errors import StartupFailuresError, UnknownKeysError
@@ -85,11 +86,9 @@ def test_a_bot_that_never_dials_in_is_explained_at_its_first_game(tmp_path: Path
     when it ends (its start-up timeout, 10 s here: time enough for the other bot on a busy
     machine), with the end of its log; the run stops after the configured streak."""
     (tmp_path / "junk.py").write_text(JUNK_BOT)
-    (tmp_path / "t.toml").write_text(
-        'name = "junk"\ngames = 2\nconcurrency = 1\nmax_startup_failures = 2\n'
-        f'output = "{tmp_path / "out"}"\n'
-        '[[bot]]\nname = "random"\ncommand = "{python} -m sample_bots.random_bot"\n'
-        f'[[bot]]\nname = "junk"\ncommand = "{{python}} {tmp_path / "junk.py"}"\n')
+    (tmp_path / "t.toml").write_text(toml_config(
+        "junk", games=2, concurrency=1, max_startup_failures=2, output=tmp_path / "out",
+        bots=(bot("random"), bot("junk", f"{{python}} {tmp_path / 'junk.py'}"))))
     notices: list[str] = []
     runner = TournamentRunner(load_config(tmp_path / "t.toml"), startup_timeout=10.0,
                               on_notice=notices.append)

@@ -13,31 +13,18 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from configs import Raw, bot, toml_config
 from serve_support import ctl, serve, stub
 from waiting import WAIT_S, wait_for
 
 from harness.protocol import operator as op
 from harness.storage.results import ResultsStore
 
-CONFIG = """
-name = "held"
-games = 30
-concurrency = 1
-tc = "5+10"
-max_startup_failures = 0
-[rules]
-form = "two-handed"
-target = 2
-[[bot]]
-name = "random"
-command = "{python} -m sample_bots.random_bot"
-[[bot]]
-name = "heuristic"
-command = "{python} -m sample_bots.heuristic_bot"
-[[bot]]
-name = "broken"
-command = ["{python}", "-c", "raise SystemExit(1)"]
-"""
+CONFIG = toml_config(
+    "held", games=30, concurrency=1, tc="5+10", max_startup_failures=0,
+    rules={"form": "two-handed", "target": 2},
+    bots=(bot("random"), bot("heuristic"),
+          bot("broken", Raw('["{python}", "-c", "raise SystemExit(1)"]'))))
 
 
 def _stored(folder: Path) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 
 import grpc
 import pytest
+from configs import RANDOM, bot, remote, toml_config
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from serve_support import Ladder, ctl, end, random_bots, serve
 from tls_support import make_certificates
@@ -27,24 +28,10 @@ NODE_BOT = ROOT / "sample_bots" / "node" / "random_bot.js"
 OPERATOR = "operator-secret"
 WAIT_S = 120.0
 
-CONFIG = """
-name = "tls"
-games = 1
-concurrency = 1
-tc = "5+10"
-[rules]
-form = "two-handed"
-target = 3
-[[bot]]
-name = "local"
-command = "{python} -m sample_bots.random_bot"
-[[bot]]
-name = "py"
-tokens = ["py-seat-token"]
-[[bot]]
-name = "node"
-tokens = ["node-seat-token"]
-"""
+CONFIG = toml_config("tls", games=1, concurrency=1, tc="5+10",
+                     rules={"form": "two-handed", "target": 3},
+                     bots=(bot("local", RANDOM), remote("py", "py-seat-token"),
+                           remote("node", "node-seat-token")))
 
 
 def _health(channel: grpc.Channel) -> int:

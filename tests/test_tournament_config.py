@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.competition.options import BOT_OPTIONS, FORMATS, OPTIONS, REQUIRED
 from harness.errors import ConfigError
 from harness.referee.outcome import FaultPolicy, PolicyKind, TimeControl
 from harness.referee.pool import Entrant
@@ -29,7 +30,6 @@ from harness.tournament.config import (
     load_config,
     slug,
 )
-from harness.tournament.options import BOT_OPTIONS, FORMATS, OPTIONS, REQUIRED
 from harness.tournament.schedule import Gauntlet, RoundRobin, SprtMatch
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "tournament.toml"

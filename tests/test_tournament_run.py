@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from configs import Bot, bot, toml_config
+from configs import RANDOM, Bot, bot, remote, toml_config
 from waiting import wait_for
 
 from harness.referee.outcome import Termination
@@ -214,7 +214,7 @@ def test_round_robin_in_other_forms_plays_every_game(tmp_path: Path, form: str) 
     path = small_config(tmp_path, games=1, extra=extra)
     text = path.read_text().replace('form = "two-handed"', f'form = "{form}"')
     if form == "cutthroat":
-        text += '\n[[bot]]\nname = "random2"\ncommand = "{python} -m sample_bots.random_bot"\n'
+        text += "\n" + bot("random2", RANDOM).toml() + "\n"
     path.write_text(text)
     config = load_config(path)
     state = asyncio.run(TournamentRunner(config).run())
@@ -232,20 +232,9 @@ def test_a_remote_bot_with_fewer_tokens_than_seats_at_once_still_plays_everythin
     """Four-handed with concurrency 2 would like four seats of the remote bot at once;
     it has two tokens, so its games run one at a time, and none deadlocks."""
     path = tmp_path / "remote.toml"
-    path.write_text(f"""
-name = "remote"
-output = "{tmp_path / 'out'}"
-games = 2
-concurrency = 2
-[rules]
-target = 5
-[[bot]]
-name = "local"
-command = "{{python}} -m sample_bots.random_bot"
-[[bot]]
-name = "far"
-tokens = ["far-1", "far-2"]
-""")
+    path.write_text(toml_config("remote", output=tmp_path / "out", games=2, concurrency=2,
+                                rules={"target": 5},
+                                bots=(bot("local", RANDOM), remote("far", "far-1", "far-2"))))
     config = load_config(path)
 
     async def scenario() -> None:
@@ -277,16 +266,8 @@ tokens = ["far-1", "far-2"]
 
 def test_a_remote_bot_needs_a_token_per_seat_it_takes_in_one_game(tmp_path: Path) -> None:
     path = tmp_path / "few.toml"
-    path.write_text(f"""
-name = "few"
-output = "{tmp_path / 'out'}"
-[[bot]]
-name = "local"
-command = "{{python}} -m sample_bots.random_bot"
-[[bot]]
-name = "far"
-tokens = ["only-one"]
-""")
+    path.write_text(toml_config("few", output=tmp_path / "out",
+                                bots=(bot("local", RANDOM), remote("far", "only-one"))))
     result = cli("run", str(path), "--quiet")
     assert result.returncode == 2
     assert "bot[1].tokens" in result.stderr and "at least 2 tokens" in result.stderr

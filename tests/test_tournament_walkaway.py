@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from configs import HEURISTIC, bot, remote, toml_config
 
 from harness.errors import StartupFailuresError
 from harness.referee.outcome import FaultKind, Termination
@@ -28,23 +29,10 @@ def _config(tmp_path: Path, games: int) -> TournamentConfig:
     """The walker (a random bot) against the heuristic bot, which beats it in most games:
     the walker loses a table 0, and walks away, in all but a vanishing share of runs."""
     path = tmp_path / "walk.toml"
-    path.write_text(f"""
-name = "walk"
-output = "{tmp_path / 'out'}"
-games = {games}
-concurrency = 1
-tc = "5+30"
-max_startup_failures = 2
-[rules]
-form = "two-handed"
-target = 2
-[[bot]]
-name = "local"
-command = "{{python}} -m sample_bots.heuristic_bot"
-[[bot]]
-name = "far"
-tokens = ["far-token-1"]
-""")
+    path.write_text(toml_config("walk", output=tmp_path / "out", games=games, concurrency=1,
+                                tc="5+30", max_startup_failures=2,
+                                rules={"form": "two-handed", "target": 2},
+                                bots=(bot("local", HEURISTIC), remote("far", "far-token-1"))))
     return load_config(path)
 
 

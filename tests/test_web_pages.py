@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from browser_support import CHROMIUM, CHROMIUM_ARGS, needs_chromium
+from configs import bot, toml_config
 from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
 from test_web_data import FORMS, random_record
 
@@ -40,23 +41,10 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def tournament_file(folder: Path) -> Path:
     path = folder / "t.toml"
-    path.write_text("""
-name = "web"
-games = 1
-concurrency = 2
-tc = "5+60"
-[rules]
-form = "four-handed"
-[[bot]]
-name = "random"
-command = "{python} -m sample_bots.random_bot"
-[[bot]]
-name = "heuristic"
-command = "{python} -m sample_bots.heuristic_bot"
-[[bot]]
-name = "faulty"
-command = "{python} -m sample_bots.faulty_bot --mode illegal --after 25"
-""")
+    path.write_text(toml_config(
+        "web", games=1, concurrency=2, tc="5+60", rules={"form": "four-handed"},
+        bots=(bot("random"), bot("heuristic"),
+              bot("faulty", "{python} -m sample_bots.faulty_bot --mode illegal --after 25"))))
     return path
 
 

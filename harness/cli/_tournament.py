@@ -22,6 +22,7 @@ from harness.cli.common import (
     write_address_file,
 )
 from harness.cli.progress import Progress
+from harness.competition.options import OPTIONS, REQUIRED
 from harness.errors import HarnessError
 from harness.storage.results import ResultsStore
 from harness.tournament.config import (
@@ -31,7 +32,6 @@ from harness.tournament.config import (
     build_config,
     read_config,
 )
-from harness.tournament.options import OPTIONS, REQUIRED
 from harness.tournament.outputs import tournament_report
 from harness.tournament.runner import RunState, TournamentRunner, store_path
 

@@ -57,8 +57,9 @@ from harness.ladder.matchmaking import Matchmaker
 from harness.ladder.quarantine import Quarantine
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry, Token
-from harness.ladder.runtime import LadderRuntime, LadderSettings
+from harness.ladder.runtime import LadderRuntime
 from harness.ladder.service import ladder_standings
+from harness.ladder.settings import LadderSettings
 from harness.ladder.uploads import Uploads
 from harness.protocol.ladder import standing_to_dict
 from harness.protocol.tls import server_tls

@@ -26,6 +26,7 @@ from harness.cli.common import (
     split_assignment,
     writable_folder,
 )
+from harness.competition.options import RULE_KINDS, parse_text
 from harness.errors import ConfigError, HarnessError, StartupFailuresError, UnknownKeysError
 from harness.referee.arena import Arena
 from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, Termination, TimeControl
@@ -39,7 +40,6 @@ from harness.sandbox import BoxLimits
 from harness.storage.lock import exclusive_writer
 from harness.storage.results import GameRow, ResultsStore
 from harness.tournament.config import rules_from_table
-from harness.tournament.options import RULE_KINDS, parse_text
 from harness.tournament.runner import startup_failure_reason, startup_failures_message
 
 DEFAULT_GAMES = 2

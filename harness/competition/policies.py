@@ -3,9 +3,8 @@
 often a lost cluster is tried again (:data:`RETRY_SECONDS`). Each field has the name of
 its ``[ladder]`` key. The configuration schema checks each value's range; the policies
 check what ties two fields together (a :class:`~harness.errors.ConfigError` naming the
-field). They live below both the
-tournament's configuration schema (:mod:`harness.tournament.options`), which reads their
-defaults, and the ladder (:mod:`harness.ladder`), which plays by them.
+field). The configuration schema (:mod:`harness.competition.options`) reads their
+defaults; the ladder (:mod:`harness.ladder`) plays by them.
 """
 
 from __future__ import annotations

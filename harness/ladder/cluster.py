@@ -32,11 +32,11 @@ from pathlib import Path
 from harness.cluster.client import ClusterPlayer, where
 from harness.cluster.worker import ArenaSpec, GameOrder
 from harness.competition.policies import RETRY_SECONDS
+from harness.competition.seatings import ScheduledGame
 from harness.errors import ClusterError, ClusterLost
 from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, TimeControl
 from harness.referee.pool import Entrant
 from harness.rules.config import RulesConfig
-from harness.tournament.schedule import ScheduledGame
 
 __all__ = ["FAILURES_IN_A_ROW", "RETRY_SECONDS", "HouseCluster"]
 

@@ -32,11 +32,11 @@ from typing import Any
 
 from aiohttp import web
 
+from harness.competition.seatings import group_of
 from harness.ladder.runtime import LadderRuntime
 from harness.ladder.service import standings, standings_key
 from harness.protocol.ladder import standing_to_dict
 from harness.storage.results import GameRow
-from harness.tournament.schedule import group_of
 from harness.web.feed import HEADERS, MAX_STREAMS, Feed
 from harness.web.live_pages import ladder_page
 from harness.web.site import LiveSite, game_view, html, latest_shown, replay_page

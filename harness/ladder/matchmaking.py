@@ -2,7 +2,7 @@
 
 The unit of play is a *deal set*: one deal seed played at one table per team, with the
 seats rotated by one position from table to table (as in tournaments, see
-:mod:`harness.tournament.schedule`), so every side holds every hand once. A set is
+:mod:`harness.competition.seatings`), so every side holds every hand once. A set is
 complete once every table is played; a set cut short (a bot left, or was benched, or
 the ladder stopped) is recorded as such. Every finished table counts either way, and a
 table a bot could not play because it left is its forfeit (so leaving never pays).
@@ -51,10 +51,11 @@ from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from harness.competition.deals import deal_seed
 from harness.competition.policies import Policy
+from harness.competition.seatings import ScheduledGame, check_partnerships, duplicate_group
 from harness.errors import ConfigError
 from harness.rules.config import Form
-from harness.tournament.schedule import PARTNERSHIPS, ScheduledGame, deal_seed
 
 __all__ = [
     "Candidate",
@@ -164,14 +165,6 @@ class SetProgress:
                    default=None)
 
 
-def _sides(form: Form, mixed: bool, seats: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
-    if form is not Form.FOUR_HANDED:
-        return tuple((name,) for name in seats)
-    if mixed:
-        return (tuple(sorted(seats[0::2])), tuple(sorted(seats[1::2])))
-    return ((seats[0],), (seats[1],))
-
-
 class Matchmaker:
     """Chooses deal sets (see the module docstring). ``pair_counts`` restores the sets
     played per unordered pair of bots and ``next_index`` the next set number, after a
@@ -181,11 +174,7 @@ class Matchmaker:
                  duplicate: bool = True, policy: Policy | None = None,
                  pair_counts: Mapping[Pair, int] | None = None, next_index: int = 0) -> None:
         self.form = Form.parse(form)
-        if partnerships not in PARTNERSHIPS:
-            raise ConfigError("partnerships", f"must be 'same' or 'mixed'; got {partnerships!r}")
-        if partnerships == "mixed" and self.form is not Form.FOUR_HANDED:
-            raise ConfigError("partnerships", "'mixed' needs four-handed rules")
-        self.mixed = partnerships == "mixed"
+        self.mixed = check_partnerships(self.form, partnerships)
         self.seed = seed
         self.duplicate = duplicate
         self.policy = policy or Policy()
@@ -282,14 +271,10 @@ class Matchmaker:
         self.next_index += 1
         key = f"ladder/{index:09d}"
         seed = deal_seed(self.seed, index)
-        players = len(base)
-        tables = (3 if self.form is Form.CUTTHROAT else 2) if self.duplicate else 1
-        games = []
-        for t in range(tables):
-            seats = tuple(base[(s + t) % players] for s in range(players))
-            games.append(ScheduledGame(key=f"{key}/t{t}", seats=seats, seed=seed, group=key,
-                                       table=t, sides=_sides(self.form, self.mixed, seats)))
-        return DealSet(index=index, key=key, seed=seed, base=base, games=tuple(games))
+        # without duplicate deals, the first table alone (its key keeps the /t0 part)
+        games = duplicate_group(key, base, seed, self.form, mixed=self.mixed,
+                                duplicate=True)[:None if self.duplicate else 1]
+        return DealSet(index=index, key=key, seed=seed, base=base, games=games)
 
     def candidate(self, name: str, rating: float = 0.0, ci95: float = math.inf,
                   free_seats: int = 1) -> Candidate:

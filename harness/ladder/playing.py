@@ -17,6 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from harness.competition.seatings import ScheduledGame
 from harness.competition.storing import GameWriter
 from harness.errors import ClusterError
 from harness.ladder.cluster import HouseCluster
@@ -39,7 +40,6 @@ from harness.referee.outcome import (
 )
 from harness.rules.config import RulesConfig
 from harness.storage.serial import SerialThread
-from harness.tournament.schedule import ScheduledGame
 
 __all__ = ["GameRecorder", "SetPlayer"]
 

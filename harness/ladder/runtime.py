@@ -2,9 +2,10 @@
 it runs, with house bots (local commands) and registered bots that dial in with their
 ladder tokens.
 
-:class:`LadderRuntime` wires the pieces, each with one job, and runs the main loop
-(bring the pool up to date, start the sets there is room for, refresh the ratings when
-due, wait for a wake-up):
+:class:`LadderRuntime` wires the pieces, each with one job, and runs the main loop on
+the loop a tournament plays on (:class:`~harness.competition.loop.PlayLoop`: bring the
+pool up to date, start the sets there is room for, refresh the ratings when due, wait
+for a wake-up):
 
 * :mod:`harness.ladder.restore`: what the last run counted, rebuilt from the store;
 * :mod:`harness.ladder.seats`: token resolution and the registered bots' seats in the
@@ -29,99 +30,39 @@ import contextlib
 import hashlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 
+from harness.competition.loop import PlayLoop
 from harness.competition.storing import GameWriter
-from harness.errors import ConfigError
-from harness.ladder.cluster import RETRY_SECONDS, HouseCluster
+from harness.ladder.cluster import HouseCluster
 from harness.ladder.events import LadderEvents, StandingsChanges
-from harness.ladder.hosting import BuildPolicy, Hosting
-from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, Policy
+from harness.ladder.hosting import Hosting
+from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker
 from harness.ladder.memo import Memo
 from harness.ladder.playing import GameRecorder, SetPlayer
-from harness.ladder.quarantine import Quarantine, QuarantinePolicy
+from harness.ladder.quarantine import Quarantine
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry
 from harness.ladder.restore import HOUSE_OWNER, rebuild
 from harness.ladder.seats import Seats
 from harness.ladder.service import LadderServicer, standings
 from harness.ladder.sets import SetLog
-from harness.ladder.uploads import DEFAULT_MAX_BYTES, Uploads
+from harness.ladder.settings import LadderSettings
+from harness.ladder.uploads import Uploads
 from harness.protocol import ladder as lp
-from harness.protocol.tls import ServerTLS
 from harness.referee.arena import Arena
-from harness.referee.outcome import FaultPolicy, TimeControl
-from harness.referee.pool import Entrant
-from harness.rules.config import RulesConfig
 from harness.storage.ladder import LadderStore
 from harness.storage.lock import exclusive_writer
 from harness.storage.results import ResultsStore
 from harness.storage.serial import SerialThread
 
-__all__ = ["HOUSE_OWNER", "LadderRuntime", "LadderSettings"]
+__all__ = ["HOUSE_OWNER", "LadderRuntime"]
 
 log = logging.getLogger("euchre.ladder")
 
 
-@dataclass(frozen=True)
-class LadderSettings:
-    """Everything a ladder run needs. ``house`` are local bots (pool entrants with a
-    command) and the seats each may hold at once; ``concurrency`` is how many deal
-    sets run at once."""
-
-    store: Path
-    log_dir: Path
-    rules: RulesConfig = field(default_factory=RulesConfig)
-    time_control: TimeControl = field(default_factory=TimeControl)
-    fault_policy: FaultPolicy = field(default_factory=FaultPolicy)
-    partnerships: str = "same"
-    duplicate: bool = True
-    seed: int = 1
-    concurrency: int = 2
-    ladder_id: str = "ladder"
-    house: tuple[tuple[Entrant, int], ...] = ()
-    # False: every set seats a registered (or hosted) bot; house bots never play each
-    # other alone, so a ladder nobody has dialed into plays nothing.
-    house_vs_house: bool = True
-    matchmaking: Policy = field(default_factory=Policy)
-    quarantine: QuarantinePolicy = field(default_factory=QuarantinePolicy)
-    host: str = "127.0.0.1"
-    port: int = 0
-    tls: ServerTLS | None = None
-    startup_timeout: float = 10.0
-    poll_seconds: float = 1.0
-    refresh_seconds: float = 1.0
-    refresh_games: int = 100
-    operator_token: str | None = None  # None: operator calls from this machine only
-    scheduler: str | None = None  # house-only sets on this Dask scheduler's workers
-    workers: int = 0  # ... or on a local cluster of this many worker processes
-    cluster_retry_seconds: float = RETRY_SECONDS  # a lost scheduler is tried again this often
-    upload_max_bytes: int = DEFAULT_MAX_BYTES  # the largest bundle SubmitBot accepts
-    build: BuildPolicy = field(default_factory=BuildPolicy)  # hosted bots' builds and boxes
-
-    @property
-    def seats_per_bot(self) -> int:
-        """Seats each bot holds in one game: 2 with same-bot partnerships, else 1."""
-        return Matchmaker(self.rules.form, partnerships=self.partnerships).seats_per_bot
-
-    def concurrency_for(self, requested: int | None) -> int:
-        """The concurrency of a bot registered asking for ``requested`` (None or 0: the
-        seats of one game). ConfigError if that is too few for one game: such a bot
-        would connect and never play."""
-        seats = self.seats_per_bot
-        concurrency = requested or seats
-        if concurrency < seats:
-            raise ConfigError("concurrency", f"a bot holds {seats} seats in a game of this "
-                                             f"ladder (it partners itself), so it needs a "
-                                             f"concurrency of at least {seats}; got "
-                                             f"{concurrency}")
-        return concurrency
-
-
 def secret_seed(deal_key: str, seed: int) -> int:
     """The matchmaker's seed: the ladder's secret deal key mixed with the file's ``seed``
-    (256 bits; :func:`~harness.tournament.schedule.deal_seed` hashes it with each set's
+    (256 bits; :func:`~harness.competition.deals.deal_seed` hashes it with each set's
     number)."""
     return int.from_bytes(hashlib.sha256(f"{deal_key}/{seed}".encode()).digest(), "big")
 
@@ -161,8 +102,8 @@ class LadderRuntime:
         self._house = {entrant.name for entrant, _ in settings.house}
         self.seats = Seats(self.registry, self.uploads, settings.rules, self._house,
                            self.events, self.wake)
-        self._wake = asyncio.Event()
-        self._running: dict[asyncio.Task[None], bool] = {}  # set -> on the cluster
+        # The sets in play (tag: on the cluster), on the loop the tournament plays on too.
+        self._plays: PlayLoop[bool] = PlayLoop(fail_fast=False)
         self.cluster: HouseCluster | None = None
         if settings.scheduler or settings.workers:
             self.cluster = HouseCluster(settings.ladder_id, [e for e, _ in settings.house],
@@ -217,16 +158,13 @@ class LadderRuntime:
             self.registry.entrants(include_retired=True)))
 
     def _start(self, player: SetPlayer, deal_set: DealSet, on_cluster: bool) -> None:
-        task = asyncio.ensure_future(player.play_set(deal_set, on_cluster))
-        self._running[task] = on_cluster
+        self._plays.start(f"deal set {deal_set.key}", player.play_set(deal_set, on_cluster),
+                          on_cluster)
 
-        def done(t: asyncio.Task[None]) -> None:
-            self._running.pop(t, None)
-            self._wake.set()
-            if not t.cancelled() and t.exception() is not None:
-                log.error("deal set %s failed: %r", deal_set.key, t.exception())
-
-        task.add_done_callback(done)
+    @property
+    def _running(self) -> dict[asyncio.Task[None], bool]:
+        """The sets being played: set -> on the cluster."""
+        return self._plays.running
 
     def _match(self, player: SetPlayer) -> None:
         """Start the sets there is room for: on the referee (with a cluster up, only
@@ -311,29 +249,20 @@ class LadderRuntime:
             player = self._player(arena)
             if self.on_listen is not None:
                 self.on_listen(arena.server.address)
-            stopper = asyncio.ensure_future(self.stop.wait())
-            try:
-                while not self.stop.is_set():
-                    self.seats.sync(arena)
-                    self._match(player)
-                    await self.refresh_ratings()  # games not fitted yet, once it is due
-                    self._wake.clear()
-                    waker = asyncio.ensure_future(self._wake.wait())
-                    await asyncio.wait((stopper, waker), timeout=s.poll_seconds,
-                                       return_when=asyncio.FIRST_COMPLETED)
-                    waker.cancel()
+            def fill() -> None:
+                self.seats.sync(arena)
+                self._match(player)
+
+            try:  # games not fitted yet are fitted between, once it is due
+                await self._plays.run(fill, self.stop, poll_seconds=s.poll_seconds,
+                                      between=self.refresh_ratings)
             finally:
                 self.events.close()
-                stopper.cancel()
                 await self.hosting.close()
                 arena.stop_games.set()
                 if self.cluster is not None:
                     await self.cluster.close()  # its sets in play are cut short
-                if self._running:
-                    await asyncio.wait(list(self._running), timeout=10.0)
-                for task in list(self._running):  # none may write once the lock is gone
-                    task.cancel()
-                await asyncio.gather(*self._running, return_exceptions=True)
+                await self._plays.drain(10.0)  # none may write once the lock is gone
                 self.arena = self.seats.arena = None
 
     def _player(self, arena: Arena) -> SetPlayer:
@@ -349,7 +278,7 @@ class LadderRuntime:
 
     def wake(self) -> None:
         """Look for games to start now (a bot was registered, restored or lifted)."""
-        self._wake.set()
+        self._plays.wake()
 
     async def refresh_ratings(self, *, force: bool = False) -> None:
         """Refit the ratings if due (or ``force``), on the ratings' thread; a refit that

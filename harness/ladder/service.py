@@ -19,12 +19,12 @@ from harness.ladder.events import game_message
 from harness.ladder.quarantine import Bench, Quarantine
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import RegisteredBot, Registry
+from harness.ladder.state import RunningLadder
 from harness.ladder.submit import Submissions
 from harness.protocol import ladder as lp
 from harness.storage.results import GameRow
 
 if TYPE_CHECKING:
-    from harness.ladder.runtime import LadderRuntime
     from harness.referee.server import RefereeServer
 
 __all__ = ["DEFAULT_GAMES", "MAX_GAMES", "LadderServicer", "ladder_standings",
@@ -67,7 +67,7 @@ def ladder_standings(ratings: LadderRatings, registry: Registry, quarantine: Qua
     return _standings(ratings, registry, quarantine.active(), builds, latest_only)
 
 
-def _inputs(runtime: LadderRuntime) -> tuple[tuple[Hashable, ...], list[Bench],
+def _inputs(runtime: RunningLadder) -> tuple[tuple[Hashable, ...], list[Bench],
                                               dict[str, str]]:
     active, builds = runtime.quarantine.active(), runtime.uploads.states()
     key = (id(runtime.ratings), runtime.ratings.version, runtime.registry.changes(),
@@ -75,14 +75,14 @@ def _inputs(runtime: LadderRuntime) -> tuple[tuple[Hashable, ...], list[Bench],
     return key, active, builds
 
 
-def standings_key(runtime: LadderRuntime) -> tuple[Hashable, ...]:
+def standings_key(runtime: RunningLadder) -> tuple[Hashable, ...]:
     """What the running ladder's standings are drawn from, in a few indexed reads: the
     ratings' version, the bots table's change count, the benches in force and the
     hosted bots' build states."""
     return _inputs(runtime)[0]
 
 
-def standings(runtime: LadderRuntime, *, latest_only: bool = False) -> list[lp.LadderStanding]:
+def standings(runtime: RunningLadder, *, latest_only: bool = False) -> list[lp.LadderStanding]:
     """The running ladder's standings with its current ratings, built once per change of
     what they show (:mod:`harness.ladder.memo`)."""
     key, active, builds = _inputs(runtime)
@@ -90,7 +90,7 @@ def standings(runtime: LadderRuntime, *, latest_only: bool = False) -> list[lp.L
         runtime.ratings, runtime.registry, active, builds, latest_only)))
 
 
-def recent_games(runtime: LadderRuntime, limit: int, bot: str = "") -> list[GameRow]:
+def recent_games(runtime: RunningLadder, limit: int, bot: str = "") -> list[GameRow]:
     """The newest ``limit`` stored games (of ``bot``, by its exact name), newest first.
     It reads only those games, but it reads the store: call it in a thread."""
     return runtime.results.latest_games(runtime.settings.ladder_id, limit, bot=bot or None)
@@ -106,7 +106,7 @@ def status_of(error: ConfigError) -> grpc.StatusCode:
 class LadderServicer(lp.LadderServiceServicer):
     """The operator's calls on one running ladder."""
 
-    def __init__(self, runtime: LadderRuntime, server: RefereeServer) -> None:
+    def __init__(self, runtime: RunningLadder, server: RefereeServer) -> None:
         self.runtime = runtime
         self.server = server
         self.submissions = Submissions(runtime, server)

@@ -25,10 +25,10 @@ import grpc
 from harness.errors import BundleError, BundleTooLarge, ConfigError
 from harness.hosting.files import Stored, receive_bundle
 from harness.ladder.registry import RegisteredBot, Token
+from harness.ladder.state import RunningLadder
 from harness.protocol import ladder as lp
 
 if TYPE_CHECKING:
-    from harness.ladder.runtime import LadderRuntime
     from harness.referee.server import RefereeServer
 
 __all__ = ["Submissions"]
@@ -52,7 +52,7 @@ def _bearer(context: Context) -> str:
 class Submissions:
     """The upload calls of one running ladder."""
 
-    def __init__(self, runtime: LadderRuntime, server: RefereeServer) -> None:
+    def __init__(self, runtime: RunningLadder, server: RefereeServer) -> None:
         self.runtime = runtime
         self.server = server
         self._active: set[str] = set()  # bots with an upload under way

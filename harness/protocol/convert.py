@@ -58,7 +58,8 @@ from harness.rules.actions import Action, ActionKind
 from harness.rules.cards import Card
 from harness.rules.config import JokerUpcard, RulesConfig
 from harness.rules.hand import Event, EventKind, Hand, Phase
-from harness.rules.observation import Observation, TrickView
+from harness.rules.observation import Observation
+from harness.rules.records import TrickView
 from harness.rules.scoring import HandResult
 
 __all__ = [

@@ -6,15 +6,12 @@ referee layer does not know tournaments; ``harness.tournament.service`` implemen
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import grpc
 
 from harness.protocol import operator as op
-from harness.referee.session import SlotState
-
-if TYPE_CHECKING:
-    from harness.referee.server import RefereeServer
+from harness.referee.session import SlotRegistry, SlotState
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -51,11 +48,21 @@ class TournamentCalls(Protocol):
                                 context: Context) -> op.GetHostedBuildLogResponse: ...
 
 
+class OperatorHost(Protocol):
+    """What the operator service needs of the referee's server
+    (:class:`~harness.referee.server.RefereeServer` is one, and installs the service)."""
+
+    registry: SlotRegistry
+    tournaments: TournamentCalls | None
+
+    async def require_operator(self, context: Context) -> None: ...
+
+
 class OperatorServicer(op.OperatorServiceServicer):
     """Lists connected bots. Tournament calls are delegated to ``server.tournaments``
     when a tournament service is attached; otherwise they answer UNIMPLEMENTED."""
 
-    def __init__(self, server: RefereeServer) -> None:
+    def __init__(self, server: OperatorHost) -> None:
         self.server = server
 
     async def ListBots(self, request: op.ListBotsRequest,

@@ -33,7 +33,7 @@ _FORMS = {form.players: form for form in Form}
 
 
 class SidedGame(Protocol):
-    """What the results need of a scheduled game (``harness.tournament.schedule``'s
+    """What the results need of a scheduled game (``harness.competition.seatings``'s
     ``ScheduledGame`` is one; :func:`harness.results.rows.sided_game` rebuilds one from
     a stored row): who sat where, its duplicate group and table, and per team the side
     the ratings rate."""

@@ -5,7 +5,8 @@ from harness.rules.cards import JOKER, Card, DeckKind, Rank, Suit, deck_cards, p
 from harness.rules.config import Form, JokerUpcard, LonerLead, RulesConfig
 from harness.rules.game import Game, GameOutcome, play_random_game
 from harness.rules.hand import Event, EventKind, Hand, Phase, Transition
-from harness.rules.observation import Observation, TrickView
+from harness.rules.observation import Observation
+from harness.rules.records import TrickView
 from harness.rules.scoring import HandKind, HandResult
 
 __all__ = [

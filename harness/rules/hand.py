@@ -33,7 +33,6 @@ from harness.rules.cards import (
 )
 from harness.rules.config import Form, JokerUpcard, LonerLead, RulesConfig
 from harness.rules.dealing import deal, deal_plan
-from harness.rules.observation import TrickView
 from harness.rules.records import (
     ALONE_EVENTS,
     ALONE_TRANSITIONS,
@@ -46,6 +45,7 @@ from harness.rules.records import (
     EventKind,
     Phase,
     Transition,
+    TrickView,
     event,
     new_tuple,
     transition,

@@ -8,21 +8,14 @@ player's discard, an unused dummy or a sitting-out hand.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from harness.rules.actions import Action
 from harness.rules.cards import Card, Suit
+from harness.rules.hand import Hand
+from harness.rules.records import Phase, TrickView
 
-if TYPE_CHECKING:
-    from harness.rules.hand import Hand, Phase
-
-
-class TrickView(NamedTuple):
-    """A completed trick: who led, (seat, card) in play order, and who won it."""
-
-    leader: int
-    plays: tuple[tuple[int, Card], ...]
-    winner: int
+__all__ = ["Observation", "observe"]
 
 
 class Observation(NamedTuple):

@@ -1,5 +1,6 @@
-"""What a hand records: its phases, each applied action (:class:`Transition`) and each
-consequence (:class:`Event`, tagged with who may see it).
+"""What a hand records: its phases, each applied action (:class:`Transition`), each
+consequence (:class:`Event`, tagged with who may see it) and each completed trick
+(:class:`TrickView`).
 
 Records that depend only on a seat and a card (or a yes/no) are immutable, so the most
 frequent ones are built once here and shared: the hand's hot path appends them without
@@ -30,6 +31,14 @@ class Phase(enum.Enum):
     PLAY = "play"
     HAND_OVER = "hand_over"
     GAME_OVER = "game_over"  # used by Game, never by a Hand
+
+
+class TrickView(NamedTuple):
+    """A completed trick: who led, (seat, card) in play order, and who won it."""
+
+    leader: int
+    plays: tuple[tuple[int, Card], ...]
+    winner: int
 
 
 class Transition(NamedTuple):

@@ -2,7 +2,7 @@
 sample-bots tournament.
 
 Every key, with its type, default, help text and checks, is declared once in
-:mod:`harness.tournament.options` (the README's key table is generated from it);
+:mod:`harness.competition.options` (the README's key table is generated from it);
 ``examples/tournament.toml`` shows a complete file. The top level holds the tournament's
 settings (``name``, ``format``, ``games``, ``tc``, ...), ``[rules]`` the rules (every
 option of :class:`~harness.rules.config.RulesConfig`), each ``[[bot]]`` one bot (a local
@@ -12,7 +12,7 @@ formats.
 ``{python}`` in a command expands to :data:`sys.executable`; a relative ``cwd`` is
 relative to the file's folder. Overrides are dotted keys with text values (``games=10``,
 ``rules.form=cutthroat``, ``sprt.elo1=20``, ``gauntlet.candidates=a,b``, ``anchor=`` for
-none), read as :func:`~harness.tournament.options.parse_text` says. Every error is a
+none), read as :func:`~harness.competition.options.parse_text` says. Every error is a
 :class:`~harness.errors.ConfigError` whose ``option`` is the key path, such as
 ``bot[1].comand`` (bots are counted from 0) or ``rules.target``; a file that is not valid
 TOML is named by its path, with the line and column in the message.
@@ -30,17 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.competition.policies import ladder_policies
-from harness.errors import ConfigError, UnknownKeysError
-from harness.referee.botlog import DEFAULT_LOG_LIMIT
-from harness.referee.outcome import FaultPolicy, TimeControl
-from harness.referee.pool import Entrant, check_entrant
-from harness.referee.process import BotCommand
-from harness.referee.session import hashed_token
-from harness.results.sprt import Sprt
-from harness.rules.config import RulesConfig
-from harness.sandbox.box import BoxLimits
-from harness.tournament.options import (
+from harness.competition.options import (
     BOT_OPTIONS,
     BOX_FIELDS,
     FORMATS,
@@ -54,6 +44,16 @@ from harness.tournament.options import (
     read_value,
     want_table,
 )
+from harness.competition.policies import ladder_policies
+from harness.errors import ConfigError, UnknownKeysError
+from harness.referee.botlog import DEFAULT_LOG_LIMIT
+from harness.referee.outcome import FaultPolicy, TimeControl
+from harness.referee.pool import Entrant, check_entrant
+from harness.referee.process import BotCommand
+from harness.referee.session import hashed_token
+from harness.results.sprt import Sprt
+from harness.rules.config import RulesConfig
+from harness.sandbox.box import BoxLimits
 from harness.tournament.schedule import Gauntlet, RoundRobin, SprtMatch, TournamentFormat
 
 __all__ = [
@@ -389,7 +389,7 @@ class TournamentConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """What defines the tournament's games, as JSON-ready data with a stable layout:
-        the keys whose ``stored`` formats (in :data:`~harness.tournament.options.OPTIONS`)
+        the keys whose ``stored`` formats (in :data:`~harness.competition.options.OPTIONS`)
         include this tournament's format.
 
         Left out because they may change between runs of one tournament: ``concurrency``,

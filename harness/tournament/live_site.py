@@ -34,10 +34,10 @@ from typing import Any
 
 from aiohttp import web
 
+from harness.competition.seatings import group_of
 from harness.storage.results import GameRow, ResultsStore
 from harness.tournament.config import TournamentConfig
 from harness.tournament.runner import store_path
-from harness.tournament.schedule import group_of
 from harness.tournament.service import TournamentService
 from harness.web.feed import HEADERS, KEEPALIVE_S, MAX_STREAMS, MIN_INTERVAL_S, Feed
 from harness.web.live_pages import index_page, tournament_page

@@ -14,11 +14,11 @@ from typing import Protocol
 
 from harness.cluster.client import ClusterPlayer, Placed
 from harness.cluster.worker import ArenaSpec, GameOrder
+from harness.competition.seatings import ScheduledGame
 from harness.errors import ConfigError
 from harness.referee.arena import Arena
 from harness.referee.inprocess import BotFactory, InProcessArena, command_factory
 from harness.tournament.config import TournamentConfig
-from harness.tournament.schedule import ScheduledGame
 
 __all__ = ["GamePlayer", "LocalPlayer", "Placed", "cluster_player", "in_process_arena"]
 

@@ -10,7 +10,9 @@ it forfeited in that streak are not stored, so they are played again on resume. 
 that started in this run and then fails to show up left: those forfeits are stored at
 once (leaving never un-plays a game). Every count the run reports is of stored games.
 
-The games are stored on a thread of their own, in the order they ended
+The games are played on the loop the ladder plays its deal sets on
+(:class:`~harness.competition.loop.PlayLoop`), and stored on a thread of their own, in
+the order they ended
 (:class:`~harness.competition.storing.GameWriter`, as the ladder stores its games), so
 that a slow disk never holds up the loop that times the bots' decisions; a game is
 counted once its write has returned, and once a write failed nothing more is stored.
@@ -26,6 +28,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.competition.loop import PlayLoop
+from harness.competition.seatings import ScheduledGame
 from harness.competition.storing import GameWriter
 from harness.errors import ClusterError, ConfigError, StartupFailuresError
 from harness.referee.arena import Arena
@@ -41,7 +45,7 @@ from harness.tournament.players import (
     cluster_player,
     in_process_arena,
 )
-from harness.tournament.schedule import ScheduledGame, TournamentFormat
+from harness.tournament.schedule import TournamentFormat
 
 log = logging.getLogger("euchre.tournament")
 
@@ -267,10 +271,10 @@ class TournamentRunner:
     async def _play_with(self, player: GamePlayer, store: ResultsStore,
                          fmt: TournamentFormat, finished: dict[str, GameRow],
                          at_once: int) -> None:
+        """The format's games on the shared play loop (:class:`PlayLoop`), ``at_once`` at
+        a time: each game played, stored in order and recorded in the format."""
         cfg = self.config
         state = self.state
-        changed = asyncio.Condition()
-        outstanding = 0
         iterator: Iterator[ScheduledGame] = fmt.games()
 
         def next_game() -> ScheduledGame | None:
@@ -294,88 +298,73 @@ class TournamentRunner:
                 iterator = _chain(peek, iterator)
 
         streaks = _StartupStreaks(self.max_startup_failures or 1 << 62)
-
         writer = self._writer
         assert writer is not None
-        broken = False  # a write failed: every worker stops, whatever it was awaiting
+        # One game's error (a store that fails) cancels the others at once, so that none
+        # plays on while the store and the arena close; the error itself is raised.
+        plays: PlayLoop[None] = PlayLoop(fail_fast=True)
+
+        def stopping() -> bool:
+            return (self.stop.is_set() or self._failure is not None or self._lost is not None
+                    or plays.failed)
 
         async def store_games(played: Sequence[Played]) -> None:
             """Store games (on the writer's thread, in order) and count them once they
             are stored: ``state.done`` is what the store holds. A write that fails stops
-            the run (its error is raised) even in a worker whose cancellation was lost."""
-            nonlocal broken
+            the run (its error is raised)."""
             if not played:
                 return
             try:
                 await writer.store_games(played)
             except Exception:
-                broken = True
                 player.stop()
                 raise
             for _, result in played:
                 state.done += 1
                 state.faults.update(f.kind.value for f in result.faults)
 
-        async def worker() -> None:
-            nonlocal outstanding
-            while (not self.stop.is_set() and self._failure is None and self._lost is None
-                   and not broken):
-                async with changed:
-                    game = None if fmt.done() else next_game()
-                    while (game is None and outstanding and not fmt.done()
-                           and self._failure is None):
-                        await changed.wait()  # an open-ended format may need results first
-                        game = None if fmt.done() else next_game()
-                    if game is None or self._failure is not None:
-                        return
-                    outstanding += 1
-                try:
-                    placed = await player.play(game, cfg)
-                except ClusterError as e:
-                    if self._lost is None:
-                        self._lost = e
-                    player.cancel()
-                    return
-                finally:
-                    async with changed:
-                        outstanding -= 1
-                        changed.notify_all()
-                if placed is None:
-                    continue  # dropped: the format decided, or the run stops
-                result, where = placed
-                if result.termination is Termination.INTERRUPTED:
-                    state.interrupted += 1
-                    continue  # not stored: played again on resume
-                if self._failure is not None or broken:
-                    continue  # the run is stopping: not stored, played again on resume
-                to_store, failing = streaks.add((game, result), where)
-                await store_games(to_store)
-                if failing is not None:
-                    self._stop_for(player, failing, result, where,
-                                   left=failing in streaks.started)
-                    async with changed:
-                        changed.notify_all()
-                    if self.on_progress:
-                        self.on_progress(state)
-                    continue
-                self._tell_first_failure(streaks, result, where)
-                async with changed:
-                    fmt.record(game, result.places)
-                    if fmt.done():
-                        player.cancel()  # an SPRT that decided schedules no more
-                    state.status = fmt.status()
-                    changed.notify_all()
+        async def play_one(game: ScheduledGame) -> None:
+            try:
+                placed = await player.play(game, cfg)
+            except ClusterError as e:
+                if self._lost is None:
+                    self._lost = e
+                player.cancel()
+                return
+            if placed is None:
+                return  # dropped: the format decided, or the run stops
+            result, where = placed
+            if result.termination is Termination.INTERRUPTED:
+                state.interrupted += 1
+                return  # not stored: played again on resume
+            if self._failure is not None or plays.failed:
+                return  # the run is stopping: not stored, played again on resume
+            to_store, failing = streaks.add((game, result), where)
+            await store_games(to_store)
+            if failing is not None:
+                self._stop_for(player, failing, result, where, left=failing in streaks.started)
                 if self.on_progress:
                     self.on_progress(state)
+                return
+            self._tell_first_failure(streaks, result, where)
+            fmt.record(game, result.places)
+            if fmt.done():
+                player.cancel()  # an SPRT that decided schedules no more
+            state.status = fmt.status()
+            if self.on_progress:
+                self.on_progress(state)
 
-        # One worker's error (a store that fails) cancels its siblings at once, so that
-        # none plays on while the store and the arena close; the error itself is raised.
+        def fill() -> None:
+            while len(plays.running) < at_once and not stopping() and not fmt.done():
+                game = next_game()
+                if game is None:
+                    return  # an open-ended format may need results first
+                plays.start(f"game {game.key}", play_one(game), None)
+
         try:
-            async with asyncio.TaskGroup() as workers:
-                for _ in range(at_once):
-                    workers.create_task(worker())
-        except BaseExceptionGroup as group:
-            raise group.exceptions[0] from None
+            await plays.run(fill, self.stop)
+        finally:
+            await plays.drain()  # the games in flight end (interrupted if stopping)
         if self._lost is not None:
             raise ClusterError(f"{self._lost}; the {state.done} finished games are stored: "
                                f"run the same command again to resume")
@@ -386,7 +375,6 @@ class TournamentRunner:
         state.finished = not self.stop.is_set() and state.interrupted == 0
         if self.on_progress:
             self.on_progress(state)
-
 
     def _tell_first_failure(self, streaks: _StartupStreaks, result: GameResult,
                             where: str) -> None:

@@ -5,16 +5,9 @@ Pure scheduling: no I/O, no clocks, no randomness beyond the tournament seed.
 Vocabulary
 ==========
 
-*Seats and teams.* A game has one entrant name per seat. In four-handed play the teams
-are the partnerships ``seat % 2`` (seats 0+2 against 1+3); in two-handed play and in
-cutthroat every seat is its own team. In every form, seat ``t`` (for ``t`` below the
-number of teams) is on team ``t``, and a seat's team is ``seat % number_of_teams``.
-
-*Rating sides.* :attr:`ScheduledGame.sides` gives, per team, the side that
-:mod:`harness.results.elo` rates: ``(name,)`` for a single seat or for a four-handed team of
-two copies of one bot ("same" partnerships), and the sorted pair of names for a
-four-handed team in "mixed" partnerships (so ``("a", "a")`` when a bot partners itself
-there; every side of a mixed tournament has two members, as the rating model requires).
+Seats and teams, partnerships, rating sides, duplicate groups and game keys are the
+competition's (:mod:`harness.competition.seatings`); deal seeds too
+(:mod:`harness.competition.deals`). What a tournament adds:
 
 *Pairings.* A pairing is one match-up of entrants, written as its base seat arrangement:
 
@@ -30,25 +23,11 @@ there; every side of a mixed tournament has two members, as the rating model req
   instances of each bot one game can need;
 * cutthroat: every set of three distinct bots (``N >= 3``).
 
-*Duplicate groups.* With duplicate deals every deal set (one seed) is played on one table
-per team, the seats rotated by one position from table to table: table ``t`` seats
-``base[(s + t) % players]`` at seat ``s``. With the same seed the engine deals the same
-cards to the same seat numbers and the same first dealer, so every entrant holds, at
-some table, the cards each opponent side held at another. For two teams that is a swap
-of the sides' seats (``ab``/``ba``, ``abab``/``baba``; mixed ``acbd`` becomes ``cbda``);
-for cutthroat it is the three rotations ``abc``, ``bca``, ``cab``. Each entrant also
-sits on the first dealer's team at exactly one table of the group.
-
 *Seat balance.* Deal set ``k`` of a pairing starts from the base arrangement rotated by
 ``tables * k``: with duplicate that only matters for mixed partnerships (which alternate
 between ``p0 q0 p1 q1`` and ``p1 q1 p0 q0``, so over an even number of deal sets every
 entrant holds every seat equally often); without duplicate (one table per group) game
 ``k`` of a pairing is rotated by ``k``, so entrants still move round the table.
-
-*Seeds.* Deal set (round) ``k`` has the seed :func:`deal_seed` ``(seed, k)``: the same in
-every pairing of the tournament (every pairing plays the same deals in round ``k``, which
-makes results across pairings directly comparable), and for every table of a group.
-Without duplicate, every game of a pairing still has its own seed.
 
 *Keys.* ``"<prefix>/<round>/<pairing>/t<table>"`` (``rr``, ``gauntlet``), and
 ``"sprt/<pair>/t<table>"``, zero-padded so that sorting keys gives the schedule order.
@@ -81,14 +60,22 @@ outstanding.
 from __future__ import annotations
 
 import abc
-import hashlib
 import itertools
 import math
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
+from harness.competition.deals import deal_seed
+from harness.competition.seatings import (
+    ScheduledGame,
+    check_partnerships,
+    duplicate_group,
+    rotate,
+    sides,
+    table_key,
+    tables,
+)
 from harness.errors import ConfigError
 from harness.results.counting import check_places
 from harness.results.head_to_head import head_to_head_score
@@ -97,51 +84,12 @@ from harness.rules.config import Form
 from harness.rules.scoring import team_count
 
 __all__ = [
-    "PARTNERSHIPS",
-    "SEED_LIMIT",
     "Gauntlet",
     "RoundRobin",
-    "ScheduledGame",
     "SprtMatch",
     "TournamentFormat",
-    "deal_seed",
-    "group_of",
     "pairings",
 ]
-
-SEED_LIMIT = 2**62
-"""Every deal seed is below this (so it fits a signed 64-bit column with room to spare)."""
-
-PARTNERSHIPS = ("same", "mixed")
-
-
-def deal_seed(tournament_seed: int, index: int) -> int:
-    """The deal seed of deal set ``index``: the top 62 bits of
-    ``sha256("euchre-harness/deals/<tournament_seed>/<index>")``."""
-    text = f"euchre-harness/deals/{tournament_seed}/{index}"
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 2
-
-
-def group_of(game_key: str) -> str:
-    """The duplicate group of a game (a ladder's deal set): its key without the ``/tN``
-    table part, as :class:`ScheduledGame` keys are made."""
-    return game_key.rsplit("/t", 1)[0]
-
-
-@dataclass(frozen=True, slots=True)
-class ScheduledGame:
-    """One game to play: who sits where, with which deals, in which duplicate group."""
-
-    key: str  # unique in the tournament, deterministic; sorting keys gives schedule order
-    seats: tuple[str, ...]  # entrant name per seat
-    seed: int  # deal seed; the same for every table of a duplicate group
-    group: str  # the duplicate group; == key when not duplicate
-    table: int  # index within the group
-    sides: tuple[tuple[str, ...], ...]  # per team, the rating side
-
-    def team_of(self, seat: int) -> int:
-        """The team of ``seat``: ``seat % number_of_teams``."""
-        return seat % len(self.sides)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -164,35 +112,12 @@ def _check_bots(option: str, bots: Sequence[str]) -> tuple[str, ...]:
     return names
 
 
-def _check_mode(form: Form, partnerships: str) -> bool:
-    """Validate ``partnerships``; True for mixed."""
-    if partnerships not in PARTNERSHIPS:
-        raise ConfigError("partnerships", f"must be 'same' or 'mixed'; got {partnerships!r}")
-    if partnerships == "mixed" and form is not Form.FOUR_HANDED:
-        raise ConfigError("partnerships", "only four-handed euchre has partnerships; "
-                                          "'mixed' needs form = four-handed")
-    return partnerships == "mixed"
-
-
-def _sides(form: Form, seats: tuple[str, ...], mixed: bool) -> tuple[tuple[str, ...], ...]:
-    if form is not Form.FOUR_HANDED:
-        return tuple((name,) for name in seats)
-    if mixed:
-        return (tuple(sorted((seats[0], seats[2]))), tuple(sorted((seats[1], seats[3]))))
-    return ((seats[0],), (seats[1],))
-
-
-def _rotate(base: tuple[str, ...], rotation: int) -> tuple[str, ...]:
-    n = len(base)
-    return tuple(base[(s + rotation) % n] for s in range(n))
-
-
 def pairings(bots: Sequence[str], form: Form | str, *,
              partnerships: str = "same") -> list[tuple[str, ...]]:
     """Every pairing of ``bots`` as its base seat arrangement (see the module docstring),
     in a deterministic order. Raises ConfigError naming ``bots`` when there are too few."""
     f = _form(form)
-    mixed = _check_mode(f, partnerships)
+    mixed = check_partnerships(f, partnerships)
     names = _check_bots("bots", bots)
     need = team_count(f)  # one bot per team at the least
     if len(names) < need:
@@ -275,7 +200,7 @@ class _FixedSchedule(TournamentFormat):
         self.duplicate = duplicate
         self.mixed = mixed
         self.seed = seed
-        self.tables = team_count(form) if duplicate else 1
+        self.tables = tables(form, duplicate)
         self._round_width = max(4, len(str(games_per_pairing - 1)))
         self._pairing_width = max(3, len(str(len(self.pairings) - 1)))
         self._cursor = 0
@@ -293,11 +218,11 @@ class _FixedSchedule(TournamentFormat):
         rnd, rest = divmod(index, per_round)
         p, t = divmod(rest, self.tables)
         base = self.pairings[p]
-        seats = _rotate(base, self.tables * rnd + t)
+        seats = rotate(base, self.tables * rnd + t)
         group = f"{self.prefix}/{rnd:0{self._round_width}d}/{p:0{self._pairing_width}d}"
-        key = f"{group}/t{t}" if self.duplicate else group
-        return ScheduledGame(key=key, seats=seats, seed=deal_seed(self.seed, rnd),
-                             group=group, table=t, sides=_sides(self.form, seats, self.mixed))
+        return ScheduledGame(key=table_key(group, t, self.duplicate), seats=seats,
+                             seed=deal_seed(self.seed, rnd), group=group, table=t,
+                             sides=sides(self.form, seats, self.mixed))
 
     def games(self) -> Iterator[ScheduledGame]:
         while self._cursor < self.total():
@@ -344,7 +269,7 @@ class RoundRobin(_FixedSchedule):
     def __init__(self, bots: Sequence[str], form: Form | str, *, games_per_pairing: int,
                  duplicate: bool = True, partnerships: str = "same", seed: int = 1) -> None:
         f = _form(form)
-        mixed = _check_mode(f, partnerships)
+        mixed = check_partnerships(f, partnerships)
         self.bots = _check_bots("bots", bots)
         super().__init__(pairings(self.bots, f, partnerships=partnerships), f,
                          games_per_pairing=games_per_pairing, duplicate=duplicate,
@@ -362,7 +287,7 @@ class Gauntlet(_FixedSchedule):
                  games_per_pairing: int, duplicate: bool = True, partnerships: str = "same",
                  seed: int = 1) -> None:
         f = _form(form)
-        mixed = _check_mode(f, partnerships)
+        mixed = check_partnerships(f, partnerships)
         self.candidates = _check_bots("candidates", candidates)
         self.field = _check_bots("field", field)
         if not self.candidates:
@@ -425,7 +350,7 @@ class SprtMatch(TournamentFormat):
         self.max_pairs = max_pairs
         self.duplicate = duplicate
         self.seed = seed
-        self.tables = 2 if duplicate else 1
+        self.tables = tables(f, duplicate)
         self._base: tuple[str, ...] = ((candidate, baseline) if f is Form.TWO_HANDED
                                        else (candidate, baseline, candidate, baseline))
         self._width = max(6, len(str(max_pairs - 1)))
@@ -464,15 +389,9 @@ class SprtMatch(TournamentFormat):
     # -- the format hooks
     def group_games(self, index: int) -> tuple[ScheduledGame, ...]:
         """The games of unit ``index`` (0-based), one per table."""
-        group = f"{self.prefix}/{index:0{self._width}d}"
-        seed = deal_seed(self.seed, index)
-        out = []
-        for t in range(self.tables):
-            seats = _rotate(self._base, self.tables * index + t)
-            key = f"{group}/t{t}" if self.duplicate else group
-            out.append(ScheduledGame(key=key, seats=seats, seed=seed, group=group, table=t,
-                                     sides=_sides(self.form, seats, False)))
-        return tuple(out)
+        return duplicate_group(f"{self.prefix}/{index:0{self._width}d}", self._base,
+                               deal_seed(self.seed, index), self.form, mixed=False,
+                               duplicate=self.duplicate, rotation=self.tables * index)
 
     def games(self) -> Iterator[ScheduledGame]:
         if self.done() or self._issued >= self.max_pairs:

@@ -1,4 +1,5 @@
-"""Every key of a tournament file, once: its type, default, help text and checks.
+"""Every key of a tournament's or a ladder's file, once: its type, default, help text and
+checks (the configuration schema the tournament and the ladder share).
 
 The TOML loader (:mod:`harness.tournament.config`), ``--set KEY=VALUE``, the command-line
 flags of ``run`` and ``sprt``, :meth:`TournamentConfig.to_dict` and the key table in the
@@ -24,13 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.competition.policies import RETRY_SECONDS, Policy, QuarantinePolicy
+from harness.competition.seatings import PARTNERSHIPS
 from harness.errors import ConfigError, UnknownKeysError
 from harness.referee.botlog import DEFAULT_LOG_LIMIT
 from harness.referee.outcome import CLOCKS, FaultPolicy, TimeControl
 from harness.results.sprt import Sprt
 from harness.rules.config import RulesConfig
 from harness.sandbox.box import BoxLimits
-from harness.tournament.schedule import PARTNERSHIPS
 
 __all__ = [
     "BOT_OPTIONS",
