@@ -29,7 +29,7 @@ import contextlib
 import hashlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness.competition.storing import GameWriter
@@ -37,6 +37,7 @@ from harness.errors import ConfigError
 from harness.ladder.cluster import RETRY_SECONDS, HouseCluster
 from harness.ladder.events import LadderEvents, StandingsChanges
 from harness.ladder.hosting import BuildPolicy, Hosting
+from harness.ladder.listing import Listing
 from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, Policy
 from harness.ladder.memo import Memo
 from harness.ladder.playing import GameRecorder, SetPlayer
@@ -161,6 +162,7 @@ class LadderRuntime:
         self._house = {entrant.name for entrant, _ in settings.house}
         self.seats = Seats(self.registry, self.uploads, settings.rules, self._house,
                            self.events, self.wake)
+        self.listing = Listing(self.registry, self.seats)
         self._wake = asyncio.Event()
         self._running: dict[asyncio.Task[None], bool] = {}  # set -> on the cluster
         self.cluster: HouseCluster | None = None
@@ -182,32 +184,16 @@ class LadderRuntime:
     def _candidates(self, arena: Arena, cluster_sets: int | None = None) -> list[Candidate]:
         """The connected bots with their free seats on the ladder's referee (free
         instances with a stream; any free instance of a house bot, which the pool starts
-        on demand); with ``cluster_sets``, the house bots only, with seats for that many
-        sets on the cluster."""
-        out = []
+        on demand), kept between calls (:class:`~harness.ladder.listing.Listing`); with
+        ``cluster_sets``, the house bots only, with seats for that many sets on the
+        cluster."""
         benched = {bench.bot for bench in self.quarantine.active()}
         estimates = self._estimates()
-        members, candidate = arena.pool.entrants, self.matchmaker.candidate
-        cluster_seats = 0 if cluster_sets is None else self.settings.seats_per_bot * cluster_sets
-        for entrant in self.registry.entrants():
-            name = entrant.name
-            member = members.get(name)
-            if member is None or (cluster_sets is not None and name not in self._house):
-                continue  # not in the pool yet; only house bots play on the cluster
-            live = ready = 0
-            for inst in arena.pool.instances(name):  # a loop: this runs for every bot
-                if not member.remote or inst.slot.ready:  # ready: live and welcomed
-                    live += 1
-                    ready += not inst.busy
-                elif inst.slot.live:
-                    live += 1
-            if not live:
-                continue  # not connected
-            free = (0 if name in benched else cluster_seats if cluster_sets is not None
-                    else ready)
-            rating, ci95 = estimates[name]
-            out.append(candidate(name, rating, ci95, free))
-        return out
+        if cluster_sets is None:
+            return self.listing.candidates(arena, self.matchmaker, estimates, benched)
+        seats = self.settings.seats_per_bot * cluster_sets
+        return [c if c.name in benched else replace(c, free_seats=seats) for c in
+                self.listing.full(arena, self.matchmaker, estimates, benched, self._house)]
 
     def _estimates(self) -> dict[str, tuple[float, float]]:
         """Every bot's rating and interval for pairing (its own, else its newest rated
@@ -244,11 +230,13 @@ class LadderRuntime:
         focused = cluster is not None or not s.house_vs_house
         for deal_set in self.matchmaker.next_sets(
                 candidates, local, focus=registered if focused else None):
+            self.listing.touch(deal_set.bots)  # their sets played moved
             self._start(player, deal_set, on_cluster=False)
         if cluster is not None:
             free = cluster.capacity() - sum(1 for c in self._running.values() if c)
             if free > 0:
                 for deal_set in self.matchmaker.next_sets(self._candidates(arena, free), free):
+                    self.listing.touch(deal_set.bots)
                     self._start(player, deal_set, on_cluster=True)
         elif self.cluster is not None:
             self.cluster.maybe_retry()

@@ -105,6 +105,7 @@ class RefereeServicer(RefereeServiceServicer):
         finally:
             reader.cancel()
             session.slot.detach(session)
+            self.server.stream_changed(session.slot)
             log.info("session %s (%s) ended: %s", session.id, session.slot.name,
                      session.close_reason)
         if session.end_status is not None:
@@ -164,7 +165,10 @@ class RefereeServicer(RefereeServiceServicer):
         except BaseException as e:  # cancelled while sending
             session.close(f"the Welcome could not be sent: {e!r}")
             raise
-        slot.attach(session)
+        else:
+            slot.attach(session)
+        finally:  # ready, or claimed and let go again
+            self.server.stream_changed(slot)
         log.info("session %s: %s (%s %s) from %s", session.id, slot.name, session.bot_name,
                  session.bot_version, session.peer)
         return session
@@ -231,6 +235,17 @@ class RefereeServer:
         self._box_server: grpc.aio.Server | None = None
         self._box_dir: Path | None = None
         self._box_lock = asyncio.Lock()
+        self._stream_watchers: list[Callable[[Slot], None]] = []
+
+    def watch_streams(self, callback: Callable[[Slot], None]) -> None:
+        """Call ``callback(slot)`` each time a stream takes ``slot`` (once its Welcome
+        is sent, or its handshake failed after the claim) and each time a slot's stream
+        ends: the moments its ``live`` and ``ready`` may change."""
+        self._stream_watchers.append(callback)
+
+    def stream_changed(self, slot: Slot) -> None:
+        for callback in self._stream_watchers:
+            callback(slot)
 
     @property
     def address(self) -> str:
