@@ -9,7 +9,9 @@ in a fresh store, starts one *farm* process that opens two streams per bot with 
 ladder token and plays uniformly random legal moves, and runs the ladder runtime in this
 process until ``--games`` games are stored. It reports:
 
-* games per second (wall clock) over the run;
+* how long the farm's streams took to be all up, and games per second (wall clock)
+  from then on (the clock starts at the first game stored once every stream is up, so
+  that the connections of a large ladder's start are not counted as play);
 * the time of each ratings refresh that fitted (the runtime refits once a second, or
   after 100 new games): median, 95th percentile and
   the last one, i.e. with all the games in;
@@ -189,6 +191,15 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 LAG_PERIOD = 0.01
+CONNECT_S = 300.0  # the clock starts after this long even if some streams are not up
+
+
+def streams(runtime: LadderRuntime) -> int:
+    """Streams up (live) on the running ladder's seats."""
+    if runtime.arena is None:
+        return 0
+    pool = runtime.arena.pool
+    return sum(i.slot.live for name in pool.entrants for i in pool.instances(name))
 
 
 async def sample_lag(lags: list[float]) -> None:
@@ -264,11 +275,17 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
     bots.stdin.close()
     stored = ratings.games  # restored from the store by now (the referee is listening)
     cpu0, wall0, games0 = time.process_time(), time.perf_counter(), 0
+    listening, up, live = wall0, math.nan, 0
     lags: list[float] = []
     lagging = asyncio.ensure_future(sample_lag(lags))
-    while ratings.games < stored + args.games and not ladder.done():
+    while (not games0 or ratings.games < games0 + args.games) and not ladder.done():
         await asyncio.sleep(0.5)
-        if not games0 and ratings.games > stored:  # start the clock at the first game
+        if math.isnan(up):
+            live = streams(runtime)
+            if live == 2 * args.bots or time.perf_counter() - listening > CONNECT_S:
+                up = time.perf_counter() - listening
+        if not games0 and not math.isnan(up) and ratings.games > stored:
+            # the clock starts once every stream is up and a game has been stored
             cpu0, wall0, games0 = time.process_time(), time.perf_counter(), ratings.games
             meter.cpu, meter.rating_cpu, meter.refresh_s = 0.0, 0.0, []
             lags.clear()
@@ -284,8 +301,10 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
     refresh = meter.refresh_s or [0.0]
     print(f"{args.bots} bots (2 streams each, one farm process), {args.concurrency} sets at "
           f"a time, target {args.target}, {args.stored} games stored before")
+    print(f"streams           {live} of {2 * args.bots} up {up:.1f} s after the referee "
+          f"listened; {games0 - stored} games played by then")
     print(f"games             {ratings.games - games0} in {wall:.1f} s: "
-          f"{(ratings.games - games0) / wall:.1f} games/s")
+          f"{(ratings.games - games0) / wall:.1f} games/s (from then on)")
     print(f"ratings refresh   median {statistics.median(refresh) * 1000:.1f} ms, "
           f"p95 {_p95(refresh) * 1000:.1f} ms, "
           f"last {refresh[-1] * 1000:.1f} ms (at {ratings.games} games)")

@@ -158,6 +158,7 @@ class RefereeServicer(RefereeServiceServicer):
                           context.peer(), bundles=hello.capabilities.bundles,
                           max_message_bytes=self.server.max_message_bytes)
         slot.claim(session)
+        self.server.stream_changed(slot)  # live from now on
         try:  # through the session's write lock: nothing else is written before it
             await session.send(messages.welcome(session.id, __version__))
         except BotTerminatedError:  # the RPC is gone; send closed the session
@@ -167,7 +168,7 @@ class RefereeServicer(RefereeServiceServicer):
             raise
         else:
             slot.attach(session)
-        finally:  # ready, or claimed and let go again
+        finally:  # ready, or let go again
             self.server.stream_changed(slot)
         log.info("session %s: %s (%s %s) from %s", session.id, slot.name, session.bot_name,
                  session.bot_version, session.peer)
@@ -238,9 +239,8 @@ class RefereeServer:
         self._stream_watchers: list[Callable[[Slot], None]] = []
 
     def watch_streams(self, callback: Callable[[Slot], None]) -> None:
-        """Call ``callback(slot)`` each time a stream takes ``slot`` (once its Welcome
-        is sent, or its handshake failed after the claim) and each time a slot's stream
-        ends: the moments its ``live`` and ``ready`` may change."""
+        """Call ``callback(slot)`` each time ``slot``'s ``live`` or ``ready`` may change:
+        a stream claims it, its Welcome is sent (or could not be), its stream ends."""
         self._stream_watchers.append(callback)
 
     def stream_changed(self, slot: Slot) -> None:
