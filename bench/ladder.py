@@ -18,8 +18,9 @@ process until ``--games`` games are stored. It reports:
 * before the run, the time of one refresh with ``--games`` games already stored (random
   results, every pairing of the bots played), without the referee;
 * the share of the referee process's CPU (all its threads) spent choosing sets
-  (listing candidates and the matchmaker) and refreshing ratings, measured as the
-  thread CPU time of those calls over the process CPU time of the run;
+  (the runtime's ``_match``: listing the candidates, the matchmaker, starting the
+  sets) and refreshing ratings, measured as the thread CPU time of those calls over the
+  process CPU time of the run;
 * the standings answer (``ctl standings``) and the live page's JSON (``/api/ladder``),
   timed 40 times each while the ladder runs, as a request finds them (built once per
   change of what they show, so mostly kept) and rebuilt as after a change: median and
@@ -59,17 +60,17 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, SetProgress
+from harness.ladder.playing import SetPlayer
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry
 from harness.ladder.runtime import LadderRuntime, LadderSettings
 from harness.ladder.sets import SetLog
-from harness.referee.arena import Arena
 from harness.referee.outcome import Termination, TimeControl
 from harness.results.elo import Ratings, expected_score, fit
 from harness.rules.config import RulesConfig
@@ -85,18 +86,6 @@ class Meter:
         self.cpu = 0.0
         self.rating_cpu = 0.0
         self.refresh_s: list[float] = []
-
-
-class TimedMatchmaker(Matchmaker):
-    meter: Meter
-
-    def next_sets(self, connected: Iterable[Candidate], slots: int, *,
-                  focus: Container[str] | None = None) -> list[DealSet]:
-        start = time.thread_time()
-        try:
-            return super().next_sets(connected, slots, focus=focus)
-        finally:
-            self.meter.cpu += time.thread_time() - start
 
 
 class TimedRatings(LadderRatings):
@@ -115,10 +104,10 @@ class TimedRatings(LadderRatings):
 class TimedRuntime(LadderRuntime):
     meter: Meter
 
-    def _candidates(self, arena: Arena, cluster_sets: int | None = None) -> list[Candidate]:
+    def _match(self, player: SetPlayer) -> None:
         start = time.thread_time()
         try:
-            return super()._candidates(arena, cluster_sets)
+            super()._match(player)
         finally:
             self.meter.cpu += time.thread_time() - start
 
@@ -258,12 +247,10 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
     meter = Meter()
     runtime = TimedRuntime(settings, stop=stop, on_listen=address.append)
     runtime.meter = meter
-    mm = TimedMatchmaker(settings.rules.form, seed=settings.seed)
-    mm.meter = meter
     ratings = TimedRatings(runtime.store, every_games=settings.refresh_games,
                            every_seconds=settings.refresh_seconds)
     ratings.meter = meter
-    runtime.matchmaker, runtime.ratings = mm, ratings
+    runtime.ratings = ratings
     ladder = asyncio.ensure_future(runtime.run())
     while not address:
         await asyncio.sleep(0.05)

@@ -15,20 +15,23 @@ builds a bot's candidate again only when something it is made of may have moved:
 * the registry: it was registered or retired (the bots table's change count moved);
 * the ratings: every bot, once per new set of estimates.
 
-:meth:`Listing.full` builds every candidate from scratch, the reference the kept list
-must always equal.
+The matchmaker keeps an index of the candidates between calls too
+(:class:`~harness.ladder.matchmaking.Matchmaker`); :meth:`Listing.next_sets` hands it
+only the candidates that moved (:meth:`~harness.ladder.matchmaking.Matchmaker.update`),
+so choosing a set costs no pass over the bots either. :meth:`Listing.full` builds every
+candidate from scratch, the reference the kept list must always equal.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Container, Iterable, Mapping
 
-from harness.ladder.matchmaking import Candidate, Matchmaker
+from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker
 from harness.ladder.registry import Registry
 from harness.ladder.seats import Seats
 from harness.referee.arena import Arena
 
-__all__ = ["Listing"]
+__all__ = ["Listing", "Registered"]
 
 Estimates = Mapping[str, tuple[float, float]]
 
@@ -45,6 +48,8 @@ class Listing:
         self._benched: frozenset[str] = frozenset()
         self._active: frozenset[str] = frozenset()
         self._registered: int | None = None  # the bots table's change count of _active
+        self._unsent: set[str] = set()  # bots built again since the matchmaker was told
+        self._told: tuple[Matchmaker, int] | None = None  # it, and its index's generation
 
     def touch(self, names: Iterable[str]) -> None:
         """Build these bots' candidates again at the next call (a set started with
@@ -80,7 +85,29 @@ class Listing:
                 self._listed.pop(name, None)
             else:
                 self._listed[name] = c
+        self._unsent |= changed
         return list(self._listed.values())
+
+    def next_sets(self, arena: Arena, matchmaker: Matchmaker, estimates: Estimates,
+                  benched: Collection[str], slots: int, *,
+                  focus: Container[str] | None = None) -> list[DealSet]:
+        """:meth:`Matchmaker.next_sets` among :meth:`candidates`, telling the matchmaker
+        only the candidates that moved since it was last told (the whole list the first
+        time, or when someone else gave it a list of their own since). The bots of the
+        sets it starts are built again at the next call."""
+        self.candidates(arena, matchmaker, estimates, benched)
+        if self._told == (matchmaker, matchmaker.generation):
+            listed = self._listed
+            matchmaker.update((listed[n] for n in self._unsent if n in listed),
+                              (n for n in self._unsent if n not in listed))
+            started = matchmaker.choose(slots, focus=focus)
+        else:
+            started = matchmaker.next_sets(self._listed.values(), slots, focus=focus)
+            self._told = (matchmaker, matchmaker.generation)
+        self._unsent = set()
+        for deal_set in started:
+            self.touch(deal_set.bots)  # their sets played moved
+        return started
 
     def full(self, arena: Arena, matchmaker: Matchmaker, estimates: Estimates,
              benched: Collection[str], only: Container[str] | None = None) -> list[Candidate]:
@@ -105,3 +132,14 @@ class Listing:
             return None  # not connected
         rating, ci95 = estimates[name]
         return matchmaker.candidate(name, rating, ci95, 0 if name in benched else ready)
+
+
+class Registered(Container[str]):
+    """Every bot but the house bots: the focus of a matchmaker whose sets must each seat
+    a registered (or hosted) bot."""
+
+    def __init__(self, house: Collection[str]) -> None:
+        self.house = house
+
+    def __contains__(self, name: object) -> bool:
+        return name not in self.house

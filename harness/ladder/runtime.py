@@ -37,7 +37,7 @@ from harness.errors import ConfigError
 from harness.ladder.cluster import RETRY_SECONDS, HouseCluster
 from harness.ladder.events import LadderEvents, StandingsChanges
 from harness.ladder.hosting import BuildPolicy, Hosting
-from harness.ladder.listing import Listing
+from harness.ladder.listing import Listing, Registered
 from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, Policy
 from harness.ladder.memo import Memo
 from harness.ladder.playing import GameRecorder, SetPlayer
@@ -187,13 +187,16 @@ class LadderRuntime:
         on demand), kept between calls (:class:`~harness.ladder.listing.Listing`); with
         ``cluster_sets``, the house bots only, with seats for that many sets on the
         cluster."""
-        benched = {bench.bot for bench in self.quarantine.active()}
+        benched = self._benched()
         estimates = self._estimates()
         if cluster_sets is None:
             return self.listing.candidates(arena, self.matchmaker, estimates, benched)
         seats = self.settings.seats_per_bot * cluster_sets
         return [c if c.name in benched else replace(c, free_seats=seats) for c in
                 self.listing.full(arena, self.matchmaker, estimates, benched, self._house)]
+
+    def _benched(self) -> set[str]:
+        return {bench.bot for bench in self.quarantine.active()}
 
     def _estimates(self) -> dict[str, tuple[float, float]]:
         """Every bot's rating and interval for pairing (its own, else its newest rated
@@ -225,12 +228,10 @@ class LadderRuntime:
             if self.cluster is not None:
                 self.cluster.maybe_retry()
             return
-        candidates = self._candidates(arena)
-        registered = {c.name for c in candidates if c.name not in self._house}
         focused = cluster is not None or not s.house_vs_house
-        for deal_set in self.matchmaker.next_sets(
-                candidates, local, focus=registered if focused else None):
-            self.listing.touch(deal_set.bots)  # their sets played moved
+        for deal_set in self.listing.next_sets(  # candidates kept, the moved ones told
+                arena, self.matchmaker, self._estimates(), self._benched(), local,
+                focus=Registered(self._house) if focused else None):
             self._start(player, deal_set, on_cluster=False)
         if cluster is not None:
             free = cluster.capacity() - sum(1 for c in self._running.values() if c)
