@@ -9,8 +9,9 @@ due, wait for a wake-up):
 * :mod:`harness.ladder.restore`: what the last run counted, rebuilt from the store;
 * :mod:`harness.ladder.seats`: token resolution and the registered bots' seats in the
   pool (parking the seats of bots that are not connected);
-* matching (here): the connected bots as the matchmaker's candidates, and the sets
-  started where there is room (the ladder's referee, or house-only sets on a cluster);
+* matching (here): the sets started where there is room (the ladder's referee, or
+  house-only sets on a cluster), among the connected bots as the matchmaker's
+  candidates, kept by :mod:`harness.ladder.listing` from the pool's changes;
 * :mod:`harness.ladder.playing`: playing a set's tables, storing and counting each game;
 * :class:`~harness.ladder.events.StandingsChanges`: publishing the lines a refit moved.
 
