@@ -9,15 +9,18 @@ in a fresh store, starts one *farm* process that opens two streams per bot with 
 ladder token and plays uniformly random legal moves, and runs the ladder runtime in this
 process until ``--games`` games are stored. It reports:
 
-* games per second (wall clock) over the run;
+* how long the farm's streams took to be all up, and games per second (wall clock)
+  from then on (the clock starts at the first game stored once every stream is up, so
+  that the connections of a large ladder's start are not counted as play);
 * the time of each ratings refresh that fitted (the runtime refits once a second, or
   after 100 new games): median, 95th percentile and
   the last one, i.e. with all the games in;
 * before the run, the time of one refresh with ``--games`` games already stored (random
   results, every pairing of the bots played), without the referee;
 * the share of the referee process's CPU (all its threads) spent choosing sets
-  (listing candidates and the matchmaker) and refreshing ratings, measured as the
-  thread CPU time of those calls over the process CPU time of the run;
+  (the runtime's ``_match``: listing the candidates, the matchmaker, starting the
+  sets) and refreshing ratings, measured as the thread CPU time of those calls over the
+  process CPU time of the run;
 * the standings answer (``ctl standings``) and the live page's JSON (``/api/ladder``),
   timed 40 times each while the ladder runs, as a request finds them (built once per
   change of what they show, so mostly kept) and rebuilt as after a change: median and
@@ -61,7 +64,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,12 +72,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.competition.seatings import ScheduledGame
 from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker, SetProgress
+from harness.ladder.playing import SetPlayer
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry
 from harness.ladder.runtime import LadderRuntime
 from harness.ladder.sets import SetLog
 from harness.ladder.settings import LadderSettings
-from harness.referee.arena import Arena
 from harness.referee.outcome import Termination, TimeControl
 from harness.results.elo import Ratings, expected_score, fit
 from harness.rules.config import RulesConfig
@@ -89,18 +92,6 @@ class Meter:
         self.cpu = 0.0
         self.rating_cpu = 0.0
         self.refresh_s: list[float] = []
-
-
-class TimedMatchmaker(Matchmaker):
-    meter: Meter
-
-    def next_sets(self, connected: Iterable[Candidate], slots: int, *,
-                  focus: Container[str] | None = None) -> list[DealSet]:
-        start = time.thread_time()
-        try:
-            return super().next_sets(connected, slots, focus=focus)
-        finally:
-            self.meter.cpu += time.thread_time() - start
 
 
 class TimedRatings(LadderRatings):
@@ -119,10 +110,10 @@ class TimedRatings(LadderRatings):
 class TimedRuntime(LadderRuntime):
     meter: Meter
 
-    def _candidates(self, arena: Arena, cluster_sets: int | None = None) -> list[Candidate]:
+    def _match(self, player: SetPlayer) -> None:
         start = time.thread_time()
         try:
-            return super()._candidates(arena, cluster_sets)
+            super()._match(player)
         finally:
             self.meter.cpu += time.thread_time() - start
 
@@ -195,6 +186,15 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 LAG_PERIOD = 0.01
+CONNECT_S = 300.0  # the clock starts after this long even if some streams are not up
+
+
+def streams(runtime: LadderRuntime) -> int:
+    """Streams up (live) on the running ladder's seats."""
+    if runtime.arena is None:
+        return 0
+    pool = runtime.arena.pool
+    return sum(i.slot.live for name in pool.entrants for i in pool.instances(name))
 
 
 class SlowSteps:
@@ -315,12 +315,10 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
     meter = Meter()
     runtime = TimedRuntime(settings, stop=stop, on_listen=address.append)
     runtime.meter = meter
-    mm = TimedMatchmaker(settings.rules.form, seed=settings.seed)
-    mm.meter = meter
     ratings = TimedRatings(runtime.store, every_games=settings.refresh_games,
                            every_seconds=settings.refresh_seconds)
     ratings.meter = meter
-    runtime.matchmaker, runtime.ratings = mm, ratings
+    runtime.ratings = ratings
     ladder = asyncio.ensure_future(runtime.run())
     while not address:
         await asyncio.sleep(0.05)
@@ -332,12 +330,18 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
     bots.stdin.close()
     stored = ratings.games  # restored from the store by now (the referee is listening)
     cpu0, wall0, games0 = time.process_time(), time.perf_counter(), 0
+    listening, up, live = wall0, math.nan, 0
     lags: list[float] = []
     lagging = asyncio.ensure_future(sample_lag(lags))
     slow = SlowSteps(args.slow_steps / 1000) if args.slow_steps else None
-    while ratings.games < stored + args.games and not ladder.done():
+    while (not games0 or ratings.games < games0 + args.games) and not ladder.done():
         await asyncio.sleep(0.5)
-        if not games0 and ratings.games > stored:  # start the clock at the first game
+        if math.isnan(up):
+            live = streams(runtime)
+            if live == 2 * args.bots or time.perf_counter() - listening > CONNECT_S:
+                up = time.perf_counter() - listening
+        if not games0 and not math.isnan(up) and ratings.games > stored:
+            # the clock starts once every stream is up and a game has been stored
             cpu0, wall0, games0 = time.process_time(), time.perf_counter(), ratings.games
             meter.cpu, meter.rating_cpu, meter.refresh_s = 0.0, 0.0, []
             lags.clear()
@@ -357,8 +361,10 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
     refresh = meter.refresh_s or [0.0]
     print(f"{args.bots} bots (2 streams each, one farm process), {args.concurrency} sets at "
           f"a time, target {args.target}, {args.stored} games stored before")
+    print(f"streams           {live} of {2 * args.bots} up {up:.1f} s after the referee "
+          f"listened; {games0 - stored} games played by then")
     print(f"games             {ratings.games - games0} in {wall:.1f} s: "
-          f"{(ratings.games - games0) / wall:.1f} games/s")
+          f"{(ratings.games - games0) / wall:.1f} games/s (from then on)")
     print(f"ratings refresh   median {statistics.median(refresh) * 1000:.1f} ms, "
           f"p95 {_p95(refresh) * 1000:.1f} ms, "
           f"last {refresh[-1] * 1000:.1f} ms (at {ratings.games} games)")

@@ -286,3 +286,59 @@ def test_a_candidate_unchanged_since_the_last_call_is_the_one_kept() -> None:
     assert mm.next_sets(again.values(), 1) == []  # only c has seats
     moved = mm.candidate("c", rating=390.0, ci95=50.0, free_seats=2)
     assert moved is not first[2] and moved.rating == 390.0 and moved.sets == 0
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(data=st.data(),
+       shape=st.sampled_from([("four-handed", "same"), ("four-handed", "mixed"),
+                              ("cutthroat", "same")]),
+       rounds=st.integers(1, 12))
+def test_told_only_the_bots_that_moved_it_chooses_as_when_given_every_bot(
+        data: st.DataObject, shape: tuple[str, str], rounds: int) -> None:
+    """``update`` with the candidates that moved (and the bots that left), then
+    ``choose``, picks the sets ``next_sets`` picks given the whole list each time."""
+    form, partnerships = shape
+    names = [f"b{i:02d}" for i in range(24)]
+    whole = Matchmaker(form, partnerships=partnerships)
+    told = Matchmaker(form, partnerships=partnerships)
+    sets: Counter[str] = Counter()
+
+    def draw(name: str) -> Candidate:
+        return Candidate(name, data.draw(st.sampled_from([-100.0, 0.0, 50.0, 300.0])),
+                         data.draw(st.sampled_from([30.0, math.inf])), sets[name],
+                         data.draw(st.integers(0, 3)))
+
+    listed = {n: draw(n) for n in names[:16]}
+    assert told.next_sets(listed.values(), 0) == whole.next_sets(listed.values(), 0) == []
+    for _ in range(rounds):
+        moved = data.draw(st.lists(st.sampled_from(names), max_size=30, unique=True))
+        left = [n for n in moved if n in listed and data.draw(st.booleans())]
+        for name in moved:
+            listed[name] = draw(name)
+        for name in left:
+            del listed[name]
+        slots = data.draw(st.integers(0, 3))
+        want = whole.next_sets(list(listed.values()), slots)
+        told.update((listed[n] for n in moved if n in listed), left)
+        got = told.choose(slots)
+        assert [s.base for s in got] == [s.base for s in want]
+        assert told.pair_counts == whole.pair_counts
+        for deal_set in got:  # what the caller builds again: the bots of the sets
+            sets.update(deal_set.bots)
+            for name in deal_set.bots:
+                if name in listed:
+                    listed[name] = draw(name)
+            told.update(listed[n] for n in deal_set.bots if n in listed)
+
+
+def test_a_whole_list_from_elsewhere_moves_the_generation() -> None:
+    """A caller that tells only what moved learns from ``generation`` that someone else
+    gave the matchmaker a list of their own, and gives the whole list again."""
+    mm = Matchmaker("four-handed")
+    mm.next_sets([Candidate(n, free_seats=2) for n in "abc"], 0)
+    first = mm.generation
+    mm.update([Candidate("d", free_seats=2)])
+    mm.choose(0)
+    assert mm.generation == first
+    mm.next_sets([Candidate("x", free_seats=2)], 0)
+    assert mm.generation != first

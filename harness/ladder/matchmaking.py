@@ -48,7 +48,7 @@ import heapq
 import itertools
 import math
 from collections import Counter
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from harness.competition.deals import deal_seed
@@ -185,6 +185,7 @@ class Matchmaker:
         self._kept: dict[str, Candidate] = {}  # the last candidate of each bot
         self._pool = _ByRating(())  # those of them with seats enough, by rating
         self._queue: list[tuple[tuple[int, float, int, str], str]] = []  # by need, lazily
+        self.generation = 0  # moves each time a whole list replaces the index
 
     def add_played(self, pair_counts: Mapping[Pair, int]) -> None:
         """Count sets already played (``{(a, b): sets}``), e.g. from the store."""
@@ -298,26 +299,44 @@ class Matchmaker:
             heapq.heappush(self._queue, (self._need(c), c.name))
 
     def _sync(self, bots: Mapping[str, Candidate]) -> None:
-        """Bring the index to ``bots``, moving only the bots whose candidate changed, or
-        building it again when many did (new ratings move every bot)."""
+        """Bring the index to ``bots``, moving only the bots whose candidate changed."""
         kept = self._kept
         changed = [c for name, c in bots.items() if (old := kept.get(name)) is not c and (
                    old is None or old.free_seats != c.free_seats or old.sets != c.sets
                    or old.rating != c.rating or old.ci95 != c.ci95)]
-        gone = kept.keys() - bots.keys()
-        if len(changed) + len(gone) > len(bots) // 8 + 8:
-            self._kept = dict(bots)
-            self._pool = _ByRating(c for c in bots.values()
+        self._move(changed, kept.keys() - bots.keys())
+        self.generation += 1
+
+    def _move(self, changed: Sequence[Candidate], gone: Collection[str]) -> None:
+        """Put ``changed`` in the index in place of their bots' candidates and take the
+        ``gone`` bots out, or build the index again when many moved (new ratings move
+        every bot)."""
+        kept = self._kept
+        if len(changed) + len(gone) > len(kept) // 8 + 8:
+            for name in gone:
+                kept.pop(name, None)
+            kept.update((c.name, c) for c in changed)
+            self._pool = _ByRating(c for c in kept.values()
                                    if c.free_seats >= self.seats_per_bot)
             self._queue = []
         else:
             for c in changed:
                 self._keep(c)
             for name in gone:
-                self._pool.discard(kept.pop(name))
+                if (old := kept.pop(name, None)) is not None:
+                    self._pool.discard(old)
         if not self._queue or len(self._queue) > 2 * len(self._pool) + 64:  # outdated
             self._queue = [(self._need(c), c.name) for c in self._pool]
             heapq.heapify(self._queue)
+
+    def update(self, changed: Iterable[Candidate], gone: Iterable[str] = ()) -> None:
+        """Move bots in the index kept since the last call: ``changed`` replace their
+        bots' candidates (a new bot joins), the ``gone`` bots leave. For a caller that
+        keeps its candidates and knows which of them moved (then :meth:`choose`); it
+        must have given the whole list to :meth:`next_sets` first, and again whenever
+        :attr:`generation` moved since (someone else gave a list of their own)."""
+        moved = {c.name: c for c in changed}
+        self._move(list(moved.values()), set(gone) - moved.keys())
 
     def next_sets(self, connected: Iterable[Candidate], slots: int, *,
                   focus: Container[str] | None = None) -> list[DealSet]:
@@ -334,12 +353,17 @@ class Matchmaker:
         bots = {c.name: c for c in given}
         if len(bots) != len(given):
             raise ConfigError("connected", "bot names must be distinct")
-        started: list[DealSet] = []
         self._sync(bots)
+        return self.choose(slots, focus=focus)
+
+    def choose(self, slots: int, *, focus: Container[str] | None = None) -> list[DealSet]:
+        """:meth:`next_sets` among the bots as the index holds them: the last call's
+        candidates, as the sets it started and :meth:`update` moved them since."""
+        started: list[DealSet] = []
         pool, queue, kept = self._pool, self._queue, self._kept
         if slots <= 0 or len(pool) < self.bots_per_set:
             return started
-        others = max(len(bots) - 1, 1)
+        others = max(len(kept) - 1, 1)
         tried: set[str] = set()  # focal bots tried in this call
         again: list[tuple[tuple[int, float, int, str], str]] = []  # for the next call
         while len(started) < slots and len(pool) >= self.bots_per_set:

@@ -10,8 +10,9 @@ for a wake-up):
 * :mod:`harness.ladder.restore`: what the last run counted, rebuilt from the store;
 * :mod:`harness.ladder.seats`: token resolution and the registered bots' seats in the
   pool (parking the seats of bots that are not connected);
-* matching (here): the connected bots as the matchmaker's candidates, and the sets
-  started where there is room (the ladder's referee, or house-only sets on a cluster);
+* matching (here): the sets started where there is room (the ladder's referee, or
+  house-only sets on a cluster), among the connected bots as the matchmaker's
+  candidates, kept by :mod:`harness.ladder.listing` from the pool's changes;
 * :mod:`harness.ladder.playing`: playing a set's tables, storing and counting each game;
 * :class:`~harness.ladder.events.StandingsChanges`: publishing the lines a refit moved.
 
@@ -30,12 +31,14 @@ import contextlib
 import hashlib
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 
 from harness.competition.loop import PlayLoop
 from harness.competition.storing import GameWriter
 from harness.ladder.cluster import HouseCluster
 from harness.ladder.events import LadderEvents, StandingsChanges
 from harness.ladder.hosting import Hosting
+from harness.ladder.listing import Listing, Registered
 from harness.ladder.matchmaking import Candidate, DealSet, Matchmaker
 from harness.ladder.memo import Memo
 from harness.ladder.playing import GameRecorder, SetPlayer
@@ -102,6 +105,7 @@ class LadderRuntime:
         self._house = {entrant.name for entrant, _ in settings.house}
         self.seats = Seats(self.registry, self.uploads, settings.rules, self._house,
                            self.events, self.wake)
+        self.listing = Listing(self.registry, self.seats)
         # The sets in play (tag: on the cluster), on the loop the tournament plays on too.
         self._plays: PlayLoop[bool] = PlayLoop(fail_fast=False)
         self.cluster: HouseCluster | None = None
@@ -123,32 +127,19 @@ class LadderRuntime:
     def _candidates(self, arena: Arena, cluster_sets: int | None = None) -> list[Candidate]:
         """The connected bots with their free seats on the ladder's referee (free
         instances with a stream; any free instance of a house bot, which the pool starts
-        on demand); with ``cluster_sets``, the house bots only, with seats for that many
-        sets on the cluster."""
-        out = []
-        benched = {bench.bot for bench in self.quarantine.active()}
+        on demand), kept between calls (:class:`~harness.ladder.listing.Listing`); with
+        ``cluster_sets``, the house bots only, with seats for that many sets on the
+        cluster."""
+        benched = self._benched()
         estimates = self._estimates()
-        members, candidate = arena.pool.entrants, self.matchmaker.candidate
-        cluster_seats = 0 if cluster_sets is None else self.settings.seats_per_bot * cluster_sets
-        for entrant in self.registry.entrants():
-            name = entrant.name
-            member = members.get(name)
-            if member is None or (cluster_sets is not None and name not in self._house):
-                continue  # not in the pool yet; only house bots play on the cluster
-            live = ready = 0
-            for inst in arena.pool.instances(name):  # a loop: this runs for every bot
-                if not member.remote or inst.slot.ready:  # ready: live and welcomed
-                    live += 1
-                    ready += not inst.busy
-                elif inst.slot.live:
-                    live += 1
-            if not live:
-                continue  # not connected
-            free = (0 if name in benched else cluster_seats if cluster_sets is not None
-                    else ready)
-            rating, ci95 = estimates[name]
-            out.append(candidate(name, rating, ci95, free))
-        return out
+        if cluster_sets is None:
+            return self.listing.candidates(arena, self.matchmaker, estimates, benched)
+        seats = self.settings.seats_per_bot * cluster_sets
+        return [c if c.name in benched else replace(c, free_seats=seats) for c in
+                self.listing.full(arena, self.matchmaker, estimates, benched, self._house)]
+
+    def _benched(self) -> set[str]:
+        return {bench.bot for bench in self.quarantine.active()}
 
     def _estimates(self) -> dict[str, tuple[float, float]]:
         """Every bot's rating and interval for pairing (its own, else its newest rated
@@ -177,16 +168,16 @@ class LadderRuntime:
             if self.cluster is not None:
                 self.cluster.maybe_retry()
             return
-        candidates = self._candidates(arena)
-        registered = {c.name for c in candidates if c.name not in self._house}
         focused = cluster is not None or not s.house_vs_house
-        for deal_set in self.matchmaker.next_sets(
-                candidates, local, focus=registered if focused else None):
+        for deal_set in self.listing.next_sets(  # candidates kept, the moved ones told
+                arena, self.matchmaker, self._estimates(), self._benched(), local,
+                focus=Registered(self._house) if focused else None):
             self._start(player, deal_set, on_cluster=False)
         if cluster is not None:
             free = cluster.capacity() - sum(1 for c in self._running.values() if c)
             if free > 0:
                 for deal_set in self.matchmaker.next_sets(self._candidates(arena, free), free):
+                    self.listing.touch(deal_set.bots)
                     self._start(player, deal_set, on_cluster=True)
         elif self.cluster is not None:
             self.cluster.maybe_retry()

@@ -13,6 +13,14 @@ Availability. Only instances with a live stream (house bots: always) and not in 
 count as free seats. An instance whose bot is not connected is *parked* (marked busy in
 the pool) so that the pool never lends it to a game; it is unparked once its bot
 connects.
+
+Changes, not passes. The seats watch the pool (:meth:`harness.referee.pool.BotPool.watch`):
+a stream opened or closed, an instance lent or given back. :meth:`Seats.sync` parks or
+unparks the instances of the bots named since the last sync, and looks for newly
+registered bots only when the bots table changed; :meth:`Seats.changed` hands the names
+whose seats moved to the one who lists the candidates (:mod:`harness.ladder.listing`).
+On a ladder of a thousand bots a set then costs work for its own bots and those that
+came or went, not a pass over every seat.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from harness.ladder.registry import Registry
 from harness.ladder.uploads import Uploads
 from harness.protocol import ladder as lp
 from harness.referee.arena import Arena
-from harness.referee.pool import Entrant, Instance
+from harness.referee.pool import BotPool, Entrant, Instance
 from harness.referee.session import Session, Slot
 from harness.rules.config import RulesConfig
 
@@ -51,35 +59,70 @@ class Seats:
         self.wake = wake
         self.arena: Arena | None = None  # while the ladder serves
         self._parked: set[Instance] = set()
+        self._watched: BotPool | None = None  # the pool whose changes come here
+        self._unsynced: set[str] = set()  # bots to park or unpark at the next sync
+        self._unlisted: set[str] = set()  # bots whose seats moved since changed()
+        self._registered: int | None = None  # the bots table's change count last seen
         # id(slot) -> when the resolver handed it out, and the session it had then
         self._claimed: dict[int, tuple[float, Session | None]] = {}
 
+    def _watch(self, pool: BotPool) -> None:
+        """Follow ``pool``'s changes (once per pool; everything in it counts as changed)."""
+        if self._watched is not pool:
+            self._watched = pool
+            pool.watch(self._changed)
+            self._unsynced.update(pool.entrants)
+            self._unlisted.update(pool.entrants)
+
+    def _changed(self, name: str) -> None:
+        self._unsynced.add(name)
+        self._unlisted.add(name)
+
+    def changed(self, arena: Arena) -> set[str]:
+        """The bots whose seats may have moved (a stream, a game, parking) since the last
+        call, every bot of the pool at the first."""
+        self._watch(arena.pool)
+        names, self._unlisted = self._unlisted, set()
+        return names
+
     def sync(self, arena: Arena, only: Collection[str] | None = None) -> None:
         """Add newly registered bots to the pool; park instances without a stream. With
-        ``only``, just park or unpark those bots' instances (a set's, before a table: on
-        a large ladder a pass over every bot for each game would cost more)."""
+        ``only``, just park or unpark those bots' instances (a set's, before a table);
+        without, those of the bots whose seats changed since the last sync."""
         pool = arena.pool
+        self._watch(pool)
         if only is None:
-            hosted = self.uploads.states()  # seated by the hosting once built, never remote
-            for entrant in self.registry.entrants():
-                if entrant.name not in pool.entrants and entrant.name not in self.house \
-                        and entrant.name not in hosted:
-                    placeholders = tuple("ladder-seat-" + secrets.token_hex(16)
-                                         for _ in range(entrant.concurrency))
-                    pool.add(Entrant(entrant.name, None, placeholders), entrant.concurrency,
-                             self.rules)
-        for name in pool.entrants if only is None else only:
-            if not pool.entrants[name].remote:
+            changes = self.registry.changes()
+            if changes != self._registered:  # read before the rows: a later write is seen
+                self._add_registered(pool)
+                self._registered = changes
+            only, self._unsynced = self._unsynced, set()
+        for name in only:
+            member = pool.entrants.get(name)
+            if member is None or not member.remote:
                 continue
             for inst in pool.instances(name):
                 if inst in self._parked and inst.slot.live:
                     self._parked.discard(inst)
                     inst.busy = False
+                    self._unlisted.add(name)
                     self.events.publish(lp.WatchLadderResponse(
                         bot_connected=lp.BotConnected(name=name)))
                 elif not inst.busy and not inst.slot.live:
                     self._parked.add(inst)
                     inst.busy = True
+                    self._unlisted.add(name)
+
+    def _add_registered(self, pool: BotPool) -> None:
+        """Add the registered bots the pool does not hold yet, as remote entrants."""
+        hosted = self.uploads.states()  # seated by the hosting once built, never remote
+        for entrant in self.registry.entrants():
+            if entrant.name not in pool.entrants and entrant.name not in self.house \
+                    and entrant.name not in hosted:
+                placeholders = tuple("ladder-seat-" + secrets.token_hex(16)
+                                     for _ in range(entrant.concurrency))
+                pool.add(Entrant(entrant.name, None, placeholders), entrant.concurrency,
+                         self.rules)
 
     def resolve(self, token: str) -> Slot | None:
         """The referee's resolver: a seat instance of the bot this token belongs to."""
@@ -112,19 +155,18 @@ class Seats:
         return free[0]
 
     @staticmethod
-    def ready(arena: Arena, name: str) -> int:
-        """Seats ``name`` can take now: free instances with a stream (any free instance
-        of a house bot, which the pool starts on demand)."""
+    def count(arena: Arena, name: str) -> tuple[int, int]:
+        """``name``'s seats with a stream (every seat of a house or hosted bot, which the
+        pool starts on demand) and how many of them are free and ready for a game."""
         remote = arena.pool.entrants[name].remote
-        return sum(1 for i in arena.pool.instances(name)
-                   if not i.busy and (not remote or i.slot.ready))
-
-    @staticmethod
-    def connected(arena: Arena, name: str) -> bool:
-        """Whether ``name`` can be seated: started on demand (a house or hosted bot), or
-        dialed in with at least one live stream."""
-        return not arena.pool.entrants[name].remote or any(
-            i.slot.live for i in arena.pool.instances(name))
+        live = ready = 0
+        for inst in arena.pool.instances(name):
+            if not remote or inst.slot.ready:  # ready: live and welcomed
+                live += 1
+                ready += not inst.busy
+            elif inst.slot.live:
+                live += 1
+        return live, ready
 
     @staticmethod
     def left(arena: Arena, deal_set: DealSet) -> list[str]:

@@ -1,12 +1,17 @@
 """Entrants and their seat instances: start local bots, wait for remote ones, restart
-crashed ones, and lend each instance to one game at a time."""
+crashed ones, and lend each instance to one game at a time.
+
+The pool tells those who watch it (:meth:`BotPool.watch`) which entrant's instances may
+have changed (added, lent, given back, a stream opened or closed on one of its seats),
+so that a caller with many entrants (a standing ladder) looks again at those alone
+instead of at every instance each time."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from harness.errors import BotStartupError, ConfigError
@@ -77,6 +82,24 @@ class BotPool:
         self.entrants: dict[str, Entrant] = {}
         self._instances: dict[str, list[Instance]] = {}
         self._freed = asyncio.Condition()
+        self._watchers: list[Callable[[str], None]] = []
+        server.watch_streams(self._stream_changed)
+
+    def watch(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback(name)`` whenever an instance of entrant ``name`` may have
+        changed: the entrant was added, an instance was lent to a game or given back, or
+        a stream opened or closed on one of its seats (``busy``, ``slot.live`` and
+        ``slot.ready``). An instance whose ``busy`` a caller sets itself is its own to
+        note."""
+        self._watchers.append(callback)
+
+    def changed(self, name: str) -> None:
+        for callback in self._watchers:
+            callback(name)
+
+    def _stream_changed(self, slot: Slot) -> None:
+        if slot.name in self._instances:
+            self.changed(slot.name)
 
     def add(self, entrant: Entrant, instances: int, rules: RulesConfig | None = None) -> None:
         """Register ``instances`` seat instances of ``entrant``. With ``rules``, a bot
@@ -106,6 +129,7 @@ class BotPool:
                 self.server.registry.remove(inst.slot)
             raise ConfigError(entrant.name, str(e)) from None
         self._instances[entrant.name] = lst
+        self.changed(entrant.name)
 
     def instances(self, name: str) -> list[Instance]:
         return self._instances[name]
@@ -126,6 +150,8 @@ class BotPool:
                 else:
                     for inst in picked:
                         inst.busy = True
+                    for name in dict.fromkeys(names):
+                        self.changed(name)
                     return picked
                 await self._freed.wait()
 
@@ -134,6 +160,7 @@ class BotPool:
             inst.busy = False
             inst.slot.game_id = ""
             self._freed.notify_all()
+        self.changed(inst.entrant.name)
 
     async def ready(self, inst: Instance) -> None:
         """Make sure the instance has a live stream: (re)start a local bot whose process
