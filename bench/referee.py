@@ -177,11 +177,8 @@ class InstantContext:
         self.session: Session | None = None
 
     async def write(self, data: messages.Outgoing) -> None:
-        message = messages.decode(data)
-        if message.WhichOneof("payload") == "bundle":
-            message = message.bundle.messages[-1]
-        if message.WhichOneof("payload") == "decision_request" and self.session is not None:
-            request = message.decision_request
+        request = messages.decision_request_in(data)
+        if request is not None and self.session is not None:
             reply = rpb.DecisionReply(request_id=request.request_id,
                                       action=self.rng.choice(request.legal_actions))
             asyncio.get_running_loop().call_soon(self.session.on_reply, reply)

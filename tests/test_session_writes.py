@@ -94,13 +94,10 @@ class ReplyingContext:
         self.session: Session | None = None
 
     async def write(self, data: messages.Outgoing) -> None:
-        message = messages.decode(data)
-        if message.WhichOneof("payload") == "bundle":
-            message = message.bundle.messages[-1]
-        if message.WhichOneof("payload") != "decision_request":
+        request = messages.decision_request_in(data)
+        if request is None:
             return
         delay = self.delays.pop(0)
-        request = message.decision_request
         reply = DecisionReply(request_id=request.request_id,
                                   action=DecisionReply().action)
         if delay is not None and self.session is not None:

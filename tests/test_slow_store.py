@@ -1,11 +1,13 @@
 """Nothing blocks the loop that times the bots: with a store whose every game write takes
-a second (made slow on purpose, in this process), a real bot over real gRPC that answers
+two seconds (made slow on purpose, in this process), a real bot over real gRPC that answers
 each decision in about 20 ms never gets a time fault under a 50 ms limit, in a tournament
 run and on a ladder, while other games end and are stored beside its own.
 
 Were the writes on the loop, a decision in flight while another game is stored would be
-read a second late and charged to the bot: more than its 50 ms and its bank. The bank
-(0.5 s a game) only absorbs the jitter of a loaded machine."""
+read up to two seconds late and charged to the bot: more than its 50 ms and, about half
+the time, its bank. The bank (1 s a game, half a write) only absorbs the jitter of a
+loaded machine: at a load average of 15 to 20, the bot's own 20 ms answers, late by its
+scheduling, once ran through a bank of 0.5 s."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from configs import bot, toml_config
+from waiting import wait_until
 
 from harness.ladder import runtime as ladder_runtime
 from harness.ladder.runtime import LadderRuntime
@@ -30,8 +33,8 @@ from harness.tournament.config import load_config
 from harness.tournament.runner import TournamentRunner, store_path
 
 REPO = Path(__file__).resolve().parent.parent
-WRITE_SECONDS = 1.0
-TC = "0.05+0.5"
+WRITE_SECONDS = 2.0
+TC = "0.05+1"
 PROMPT = (sys.executable, "-m", "sample_bots.faulty_bot", "--mode", "late", "--after", "1",
           "--delay", "0.02")  # answers each decision (but its first) 20 ms late
 
@@ -83,11 +86,10 @@ def test_a_slow_store_never_costs_a_ladder_bot_its_clock(
         runtime = LadderRuntime(settings, stop=stop)
         ladder = asyncio.ensure_future(runtime.run())
         try:
-            deadline = time.monotonic() + 180
-            while runtime.results.count_games(settings.ladder_id) < 6:
-                assert not ladder.done(), ladder
-                assert time.monotonic() < deadline, "timed out waiting for 6 games"
-                await asyncio.sleep(0.1)
+            await wait_until(lambda: ladder.done()
+                             or runtime.results.count_games(settings.ladder_id) >= 6,
+                             "6 stored games", 180, interval=0.1)
+            assert not ladder.done(), ladder
         finally:
             stop.set()
             await asyncio.wait_for(ladder, 60)

@@ -103,6 +103,16 @@ def decode(message: Outgoing) -> rpb.ConnectResponse:
     return rpb.ConnectResponse.FromString(message) if isinstance(message, bytes) else message
 
 
+def decision_request_in(message: Outgoing) -> rpb.DecisionRequest | None:
+    """The decision request a write to a bot carries, alone or last in its Bundle (None
+    if it carries none): what a stand-in for a bot's stream answers."""
+    decoded = decode(message)
+    if decoded.WhichOneof("payload") == "bundle":
+        decoded = decoded.bundle.messages[-1]
+    return (decoded.decision_request if decoded.WhichOneof("payload") == "decision_request"
+            else None)
+
+
 def size(message: Outgoing) -> int:
     """The message's size on the wire, in bytes."""
     return len(message) if isinstance(message, bytes) else message.ByteSize()
