@@ -121,6 +121,12 @@ def test_report_numbers_equal_summary_json(results: Path, tab: Tab, tmp_path: Pa
         fields = ["rank", "games", "score_pct"]
         if row["sweep"] is None:
             fields += ["elo", "ci95"]
+        elif row["bound"] is None:  # a sweep of too few games to bound the rating
+            verb = "lost" if row["sweep"] == "all_lost" else "won"
+            games = row["games"]
+            assert cell(page, "standings", name, "elo") == \
+                f"{verb} {games} of {games}; too few games to rate"
+            assert cell(page, "standings", name, "ci95") == "-"
         else:  # won or lost every game: the supported bound, not a number that looks measured
             word = "lost: below" if row["sweep"] == "all_lost" else "won: above"
             assert cell(page, "standings", name, "elo") == \
