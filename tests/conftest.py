@@ -32,6 +32,38 @@ def pytest_configure(config: pytest.Config) -> None:
     tests = re.compile(r"(^|/)(test_[^/]*|conftest)\.py$")
     for folder in ("harness", "sample_bots", "tests"):
         compileall.compile_dir(ROOT / folder, quiet=1, rx=tests)
+    if config.getoption("numprocesses", None) and config.getoption("assertmode") == "rewrite":
+        _rewrite_test_modules_once(config)
+
+
+def _rewrite_test_modules_once(config: pytest.Config) -> None:
+    """Write pytest's cache of the test modules with their asserts rewritten, once, for
+    the parallel workers to read. Each worker would otherwise rewrite every test module
+    itself (about 4 CPU-seconds), since pytest does not write that cache either where
+    the environment asks for no bytecode. The cache is pytest's own format, made by its
+    own functions; with a pytest that lacks them, the workers rewrite as before."""
+    try:
+        from _pytest.assertion.rewrite import (
+            PYC_TAIL,
+            _read_pyc,
+            _rewrite_test,
+            _write_pyc,
+            assertstate_key,
+            get_cache_dir,
+        )
+        state = config.stash[assertstate_key]
+    except (ImportError, KeyError):
+        return
+    for source in sorted((ROOT / "tests").glob("*.py")):
+        if not (source.name.startswith("test_") or source.name == "conftest.py"):
+            continue
+        cache = get_cache_dir(source)
+        pyc = cache / (source.name[:-3] + PYC_TAIL)
+        if _read_pyc(source, pyc, state.trace) is not None:
+            continue
+        cache.mkdir(exist_ok=True)
+        source_hash, code = _rewrite_test(source, config)
+        _write_pyc(state, code, source_hash, pyc)
 
 
 def _shared_fixtures(item: pytest.Item) -> list[str]:
