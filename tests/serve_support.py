@@ -111,9 +111,9 @@ class Started:
         return wait_for_address(self.proc, log=self.log, marker=marker)
 
     def wait_for(self, check: Callable[[], object], what: str,
-                 timeout: float = WAIT_S) -> None:
-        """Poll ``check()`` while the process runs."""
-        wait_for(check, what, timeout, proc=self.proc, log=self.log)
+                 timeout: float = WAIT_S, *, interval: float = 0.1) -> None:
+        """Poll ``check()`` every ``interval`` seconds while the process runs."""
+        wait_for(check, what, timeout, proc=self.proc, log=self.log, interval=interval)
 
     def stop(self, sig: int = signal.SIGTERM) -> int:
         """Signal it and wait for it to exit (killing it if it will not); returns its

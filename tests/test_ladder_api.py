@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from serve_support import REPO, Ladder, end, random_bots
+from waiting import PROCESS_POLL_S
 
 from harness.storage.results import ResultsStore
 
@@ -54,7 +55,8 @@ def test_registered_bot_plays_is_rated_and_watched_over_the_operator_api(
     watch = None
     watch_out = tmp_path / "watch.out"
     try:
-        ladder.wait_for(lambda: "random" in ladder.standings(), "the house bots' standings")
+        ladder.wait_for(lambda: "random" in ladder.standings(), "the house bots' standings",
+                        interval=PROCESS_POLL_S)
         with watch_out.open("w") as out:
             watch = subprocess.Popen(
                 [sys.executable, "-m", "harness", "ctl", "--address", ladder.address,
@@ -74,7 +76,7 @@ def test_registered_bot_plays_is_rated_and_watched_over_the_operator_api(
 
         bots = random_bots(ladder.address, token)
         ladder.wait_for(lambda: ladder.standings().get("visitor", {}).get("games", 0) > 0,
-                        "the visitor's first game")
+                        "the visitor's first game", interval=PROCESS_POLL_S)
         row = ladder.standings()["visitor"]
         assert row["rated"] and row["owner"] == "ann"
 
@@ -86,7 +88,7 @@ def test_registered_bot_plays_is_rated_and_watched_over_the_operator_api(
         assert listed and all("visitor" in g["seats"] for g in listed)
         ladder.wait_for(
             lambda: len(json.loads(ladder.ctl("--json", "games").stdout)["games"]) >= 3,
-            "three games listed")
+            "three games listed", interval=PROCESS_POLL_S)
         latest = json.loads(ladder.ctl("--json", "games", "--limit", "3").stdout)["games"]
 
         refused = ladder.ctl("standings", token="not-the-operator-token")

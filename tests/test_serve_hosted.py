@@ -23,6 +23,7 @@ from configs import Bot, bot, toml_config
 from sandbox_support import require_boxes
 from serve_support import Serve, ctl, end, stub, watch_until
 from submit_support import python_bot
+from waiting import PROCESS_POLL_S
 
 from harness.protocol import operator as op
 from harness.storage.results import ResultsStore
@@ -75,7 +76,7 @@ def submitted(server: Serve, folder: Path, name: str) -> str:
     assert version.startswith(f"{name}@"), done.stdout
     server.wait_for(lambda: json.loads(ctl(server.address, "--json", "build-log", version)
                                        .stdout)["build_state"] != "building",
-                    f"{version}'s build")
+                    f"{version}'s build", interval=PROCESS_POLL_S)
     return version
 
 
@@ -164,7 +165,7 @@ def test_a_build_cut_by_kill_9_runs_again_after_a_restart(tmp_path: Path) -> Non
         assert not list((output / ".uploads" / "tmp").iterdir())  # swept at start
         second.wait_for(lambda: json.loads(ctl(second.address, "--json", "build-log",
                                                "phoenix@1").stdout)["build_state"] == "ready",
-                        "the build to run again")
+                        "the build to run again", interval=PROCESS_POLL_S)
         log = ctl(second.address, "build-log", "phoenix@1")
         assert "built again" in log.stdout, log.stdout
     finally:

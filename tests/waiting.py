@@ -14,6 +14,10 @@ from pathlib import Path
 from typing import Any
 
 WAIT_S = 120.0  # for anything a test waits on: the machine may be shared and slow
+PROCESS_POLL_S = 1.0
+"""How often to poll a check that starts a process (``ctl``): each start of a command
+costs about a third of a CPU-second, so polling one ten times a second takes a core
+from the rest of the suite."""
 
 
 def wait_for(check: Callable[[], object], what: str, timeout: float = WAIT_S, *,
