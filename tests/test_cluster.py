@@ -11,7 +11,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +20,15 @@ import pytest
 from cluster_support import free_port, start_cluster, stop
 from configs import RANDOM, bot, toml_config
 from distributed import Client, LocalCluster
+from distributed.comm.core import CommClosedError
 from waiting import wait_for
 
 from harness.cli import build_parser
 from harness.cli._tournament import overrides
 from harness.cluster import client as cluster_client
 from harness.cluster.client import ClusterPlayer
-from harness.errors import ClusterError, ConfigError, StartupFailuresError
+from harness.cluster.worker import GameOrder
+from harness.errors import ClusterError, ClusterLost, ConfigError, StartupFailuresError
 from harness.results.sprt import SprtDecision
 from harness.storage.results import ResultsStore
 from harness.tournament.config import TournamentConfig, load_config
@@ -209,6 +211,66 @@ def test_an_unreachable_scheduler_is_a_cluster_error_naming_it(
 # ----------------------------------------------------------------- a scheduler that dies
 
 
+class _BrokenFuture:
+    """A game's Dask future whose connection to the scheduler breaks when ``broken`` is
+    set: awaiting it then raises what Dask raises."""
+
+    status = "pending"
+
+    def __init__(self) -> None:
+        self.broken = asyncio.Event()
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return self._wait().__await__()
+
+    async def _wait(self) -> Any:
+        await self.broken.wait()
+        raise CommClosedError("in <TCP (closed) Client->Scheduler local=tcp://127.0.0.1:1 "
+                              "remote=tcp://127.0.0.1:2>: ConnectionResetError: [Errno 104] "
+                              "Connection reset by peer")
+
+
+class _ClientOfALostScheduler:
+    """The parts of a Dask client a game uses, for a scheduler about to be lost."""
+
+    def __init__(self) -> None:
+        self.futures: list[_BrokenFuture] = []
+
+    def submit(self, *args: object, **kwargs: object) -> _BrokenFuture:
+        self.futures.append(_BrokenFuture())
+        return self.futures[-1]
+
+    async def cancel(self, futures: list[_BrokenFuture]) -> None:
+        pass
+
+
+def test_games_out_when_the_scheduler_is_lost_are_dropped_after_the_first_says_so(
+        tmp_path: Path) -> None:
+    """The first game to see the broken connection raises ClusterLost, and the run stops
+    (``cancel``); a game whose connection breaks after that is dropped (played again on
+    resume). Its error once escaped as the connection's own (the run then printed
+    Dask's "connection reset by peer" instead of the lost scheduler and the resume)."""
+    cfg = load_config(config_file(tmp_path))
+    player = ClusterPlayer(arena_spec(cfg, tmp_path / "logs"), scheduler="tcp://127.0.0.1:2")
+    client = _ClientOfALostScheduler()
+    player.client = client
+    order = GameOrder("g", 1, ("r1", "r2", "r1", "r2"), cfg.time_control, cfg.fault_policy)
+
+    async def scenario() -> object:
+        first = asyncio.ensure_future(player.play(order))
+        second = asyncio.ensure_future(player.play(order))
+        while len(client.futures) < 2:
+            await asyncio.sleep(0)
+        client.futures[0].broken.set()
+        with pytest.raises(ClusterLost, match="lost the Dask scheduler at"):
+            await first
+        player.cancel()  # what the run does when a game says the scheduler is lost
+        client.futures[1].broken.set()
+        return await second
+
+    assert asyncio.run(scenario()) is None
+
+
 @pytest.mark.long
 def test_a_lost_scheduler_stops_the_run_cleanly_and_it_resumes_later(tmp_path: Path) -> None:
     port = free_port()
@@ -226,9 +288,9 @@ def test_a_lost_scheduler_stops_the_run_cleanly_and_it_resumes_later(tmp_path: P
         _, err = run_.communicate(timeout=120)
     finally:
         stop(procs)
-    assert run_.returncode != 0
-    assert "lost the Dask scheduler at " + address in err
-    assert "run the same command again to resume" in err
+    assert run_.returncode != 0, err
+    assert "lost the Dask scheduler at " + address in err, err
+    assert "run the same command again to resume" in err, err
     assert "Traceback" not in err, err  # one line, not Dask's reconnection tracebacks
     first = stored(tmp_path / "out")
     assert 2 <= len(first) < 20

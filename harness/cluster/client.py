@@ -175,7 +175,11 @@ class ClusterPlayer:
             if future.status == "error":  # the task itself raised, on the worker
                 raise ClusterError(f"game {order.key!r} failed on a worker: "
                                    f"{type(e).__name__}: {e}") from e
-            if isinstance(e, OSError) and not self._cancelled:
+            if self._cancelled:
+                # Dropped: the games of a run that stops for a lost scheduler (its
+                # first game to see the loss said so) end with the broken connection.
+                return None
+            if isinstance(e, OSError):
                 raise self._lost(e) from None  # the connection to the scheduler broke
             raise
         finally:
