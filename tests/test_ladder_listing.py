@@ -87,8 +87,7 @@ class _World:
             return
         slot = self.rng.choice(free)
         stream = _Stream()
-        slot.claim(cast(Session, stream))
-        self.arena.server.stream_changed(slot)
+        slot.claim(cast(Session, stream))  # the slot tells its watchers
         self.handshaking[slot] = stream
 
     def welcome(self) -> None:
@@ -99,9 +98,9 @@ class _World:
         stream = self.handshaking.pop(slot)
         if self.rng.random() < 0.8:
             slot.attach(cast(Session, stream))
-        else:
+        else:  # closed, as Session.close does it
             stream.closed.set()
-        self.arena.server.stream_changed(slot)
+            slot.changed()
 
     def close(self) -> None:
         live = [s for s in self.slots() if s.live and s not in self.handshaking]
@@ -110,9 +109,9 @@ class _World:
         slot = self.rng.choice(live)
         session = slot.session
         assert session is not None
-        session.closed.set()
+        session.closed.set()  # closed, as Session.close does it
+        slot.changed()
         slot.detach(session)
-        self.arena.server.stream_changed(slot)
 
     def candidates(self) -> list[Candidate]:
         return self.listing.candidates(self.arena, self.matchmaker, self.estimates,
@@ -215,7 +214,6 @@ def test_a_bot_seen_once_is_not_built_again_until_it_changes(tmp_path: Path) -> 
             stream = _Stream()
             slot.claim(cast(Session, stream))
             slot.attach(cast(Session, stream))
-            world.arena.server.stream_changed(slot)
         world.seats.sync(world.arena)
         first = _by_name(world.candidates())
         assert len(first) == 6 and all(c.free_seats == 2 for c in first.values())

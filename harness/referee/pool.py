@@ -83,7 +83,7 @@ class BotPool:
         self._instances: dict[str, list[Instance]] = {}
         self._freed = asyncio.Condition()
         self._watchers: list[Callable[[str], None]] = []
-        server.watch_streams(self._stream_changed)
+        server.registry.watch(self._stream_changed)
 
     def watch(self, callback: Callable[[str], None]) -> None:
         """Call ``callback(name)`` whenever an instance of entrant ``name`` may have

@@ -105,7 +105,6 @@ class RefereeServicer(RefereeServiceServicer):
         finally:
             reader.cancel()
             session.slot.detach(session)
-            self.server.stream_changed(session.slot)
             log.info("session %s (%s) ended: %s", session.id, session.slot.name,
                      session.close_reason)
         if session.end_status is not None:
@@ -157,8 +156,7 @@ class RefereeServicer(RefereeServiceServicer):
         session = Session(context, slot, bot_name, bot_version,
                           context.peer(), bundles=hello.capabilities.bundles,
                           max_message_bytes=self.server.max_message_bytes)
-        slot.claim(session)
-        self.server.stream_changed(slot)  # live from now on
+        slot.claim(session)  # live from now on
         try:  # through the session's write lock: nothing else is written before it
             await session.send(messages.welcome(session.id, __version__))
         except BotTerminatedError:  # the RPC is gone; send closed the session
@@ -167,9 +165,7 @@ class RefereeServicer(RefereeServiceServicer):
             session.close(f"the Welcome could not be sent: {e!r}")
             raise
         else:
-            slot.attach(session)
-        finally:  # ready, or let go again
-            self.server.stream_changed(slot)
+            slot.attach(session)  # ready
         log.info("session %s: %s (%s %s) from %s", session.id, slot.name, session.bot_name,
                  session.bot_version, session.peer)
         return session
@@ -236,16 +232,7 @@ class RefereeServer:
         self._box_server: grpc.aio.Server | None = None
         self._box_dir: Path | None = None
         self._box_lock = asyncio.Lock()
-        self._stream_watchers: list[Callable[[Slot], None]] = []
 
-    def watch_streams(self, callback: Callable[[Slot], None]) -> None:
-        """Call ``callback(slot)`` each time ``slot``'s ``live`` or ``ready`` may change:
-        a stream claims it, its Welcome is sent (or could not be), its stream ends."""
-        self._stream_watchers.append(callback)
-
-    def stream_changed(self, slot: Slot) -> None:
-        for callback in self._stream_watchers:
-            callback(slot)
 
     @property
     def address(self) -> str:

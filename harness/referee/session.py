@@ -49,10 +49,13 @@ class SlotState(enum.Enum):
 
 
 class Slot:
-    """One seat instance of an entrant."""
+    """One seat instance of an entrant. It announces each change of ``live`` and
+    ``ready`` (a stream claims it, is welcomed, closes, lets go) through ``on_change``:
+    the registry that made it tells whoever watches its slots."""
 
     def __init__(self, name: str, instance: int, token: str, *, remote: bool,
-                 requires: tuple[int, int] | None = None) -> None:
+                 requires: tuple[int, int] | None = None,
+                 on_change: Callable[[Slot], None] | None = None) -> None:
         self.name = name
         # (pb Form, pb Deck) this seat is for: a bot whose capabilities exclude it is
         # refused at the handshake.
@@ -66,6 +69,7 @@ class Slot:
         self.faults = 0
         self.ever_connected = False
         self._connected = asyncio.Event()
+        self._on_change = on_change
 
     @property
     def state(self) -> SlotState:
@@ -83,20 +87,31 @@ class Slot:
         Welcome is still being sent is live, not ready)."""
         return self.live and self._connected.is_set()
 
+    def changed(self) -> None:
+        """Tell the watchers that ``live`` or ``ready`` may have changed (a session
+        calls it when it closes)."""
+        if self._on_change is not None:
+            self._on_change(self)
+
     def claim(self, session: Session) -> None:
         """Take the seat for ``session`` (it is live from now on), before its Welcome is
         sent: the handshake checks and claims with no await in between."""
         self.session = session
         self.ever_connected = True
+        self.changed()
 
     def attach(self, session: Session) -> None:
         """``session`` (which claimed the seat) had its Welcome: games may use it."""
-        self.claim(session)
+        self.session = session
+        self.ever_connected = True
         self._connected.set()
+        self.changed()
 
     def detach(self, session: Session) -> None:
+        """``session``'s stream has ended: the seat waits for the next one."""
         if self.session is session:
             self._connected.clear()
+            self.changed()
 
     async def wait_connected(self, timeout: float) -> Session:
         await asyncio.wait_for(self._connected.wait(), timeout)
@@ -136,6 +151,16 @@ class SlotRegistry:
         # Asked for a token this registry did not issue (a standing ladder looks its
         # bots' tokens up by hash): the slot the stream should take, or None.
         self.resolver: Callable[[str], Slot | None] | None = None
+        self._watchers: list[Callable[[Slot], None]] = []
+
+    def watch(self, callback: Callable[[Slot], None]) -> None:
+        """Call ``callback(slot)`` each time a slot's ``live`` or ``ready`` may change:
+        a stream claims it, its Welcome is sent, the stream closes or lets go of it."""
+        self._watchers.append(callback)
+
+    def _changed(self, slot: Slot) -> None:
+        for callback in self._watchers:
+            callback(slot)
 
     def add(self, name: str, instance: int, token: str | None = None, *,
             remote: bool = False, requires: tuple[int, int] | None = None) -> Slot:
@@ -143,7 +168,8 @@ class SlotRegistry:
         key = token_digest(token)
         if key in self._slots:
             raise ValueError(f"{name}: token already issued to another seat")
-        slot = Slot(name, instance, token, remote=remote, requires=requires)
+        slot = Slot(name, instance, token, remote=remote, requires=requires,
+                    on_change=self._changed)
         self._slots[key] = slot
         return slot
 
@@ -475,6 +501,7 @@ class Session:
         if not self.closed.is_set():
             self.close_reason = reason
             self.closed.set()
+            self.slot.changed()  # no longer live, from now on
             if self._timer is not None and self._write_by is None:
                 self._timer.cancel()  # nothing left to time (a cut write still is)
                 self._timer = None
