@@ -233,7 +233,6 @@ class RefereeServer:
         self._box_dir: Path | None = None
         self._box_lock = asyncio.Lock()
 
-
     @property
     def address(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
