@@ -21,7 +21,7 @@ from cluster_support import free_port, start_cluster, stop
 from configs import RANDOM, bot, toml_config
 from distributed import Client, LocalCluster
 from distributed.comm.core import CommClosedError
-from waiting import wait_for
+from waiting import wait_for, wait_until
 
 from harness.cli import build_parser
 from harness.cli._tournament import overrides
@@ -259,8 +259,7 @@ def test_games_out_when_the_scheduler_is_lost_are_dropped_after_the_first_says_s
     async def scenario() -> object:
         first = asyncio.ensure_future(player.play(order))
         second = asyncio.ensure_future(player.play(order))
-        while len(client.futures) < 2:
-            await asyncio.sleep(0)
+        await wait_until(lambda: len(client.futures) == 2, "both games submitted")
         client.futures[0].broken.set()
         with pytest.raises(ClusterLost, match="lost the Dask scheduler at"):
             await first

@@ -62,7 +62,6 @@ the referee checks sizes itself, so that an oversized message is charged as a pr
 violation with the Fault and GameOver sent back, not seen as a hang-up."""
 
 
-
 def add_referee_service(servicer: RefereeServiceServicer, server: Any) -> None:
     """Serve ``servicer`` as ``RefereeService`` on ``server``, as the generated
     ``add_RefereeServiceServicer_to_server`` does, except that a message written to the
