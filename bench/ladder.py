@@ -20,7 +20,8 @@ process until ``--games`` games are stored. It reports:
 * the share of the referee process's CPU (all its threads) spent choosing sets
   (the runtime's ``_match``: listing the candidates, the matchmaker, starting the
   sets) and refreshing ratings, measured as the thread CPU time of those calls over the
-  process CPU time of the run;
+  process CPU time of the run; above 100 bots the ladder fits its ratings in a process
+  of its own, and the CPU each fit took there is counted in the ratings' share too;
 * the standings answer (``ctl standings``) and the live page's JSON (``/api/ladder``),
   timed 40 times each while the ladder runs, as a request finds them (built once per
   change of what they show, so mostly kept) and rebuilt as after a change: median and
@@ -30,7 +31,8 @@ process until ``--games`` games are stored. It reports:
   one that times the bots' decisions, so its lag is time a bot could be charged for a
   reply that had arrived (the store's writes and the ratings' refits run on threads of
   their own to keep it small);
-* the peak resident memory of the ladder process;
+* the peak resident memory of the ladder process, and of its ratings' process if it
+  has one;
 * with ``--slow-steps MS``, the loop's steps (what runs between two awaits) longer than
   ``MS`` milliseconds, counted by the place in the code where each stopped next, most
   time first, with the CPU time the loop's thread had in them (the rest it waited for a
@@ -97,14 +99,25 @@ class Meter:
 class TimedRatings(LadderRatings):
     meter: Meter
 
-    def refresh(self, *, force: bool = False) -> Ratings | None:
+    def refresh(self, *, force: bool = False, history: bool = True) -> Ratings | None:
         start, wall, before = time.thread_time(), time.perf_counter(), self.current
+        elsewhere = self.fit_pid
         try:
-            return super().refresh(force=force)
+            return super().refresh(force=force, history=history)
         finally:
             self.meter.rating_cpu += time.thread_time() - start
             if self.current is not before:  # a fit happened
                 self.meter.refresh_s.append(time.perf_counter() - wall)
+                if elsewhere is not None or self.fit_pid is not None:  # its own process
+                    self.meter.rating_cpu += self.last_fit_cpu
+
+
+    def save_history(self) -> None:
+        start = time.thread_time()
+        try:
+            super().save_history()
+        finally:
+            self.meter.rating_cpu += time.thread_time() - start
 
 
 class TimedRuntime(LadderRuntime):
@@ -175,6 +188,16 @@ def store_games(path: Path, bots: int, games: int) -> None:
                 progress.finish(row.record["tournament"]["table"])
             log.finish(progress)
     results.close()
+
+
+def _peak_memory(pid: int | None) -> str:
+    """``", N MB (its ratings' process)"`` from the process's peak resident size."""
+    if pid is None:
+        return ""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return f", {int(line.split()[1]) / 1024:.0f} MB (its ratings' process)"
+    return ""
 
 
 def _p95(values: list[float]) -> float:
@@ -316,7 +339,7 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
     runtime = TimedRuntime(settings, stop=stop, on_listen=address.append)
     runtime.meter = meter
     ratings = TimedRatings(runtime.store, every_games=settings.refresh_games,
-                           every_seconds=settings.refresh_seconds)
+                           every_seconds=settings.refresh_seconds, separate_process=True)
     ratings.meter = meter
     runtime.ratings = ratings
     ladder = asyncio.ensure_future(runtime.run())
@@ -354,6 +377,7 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
     lags = lags or [0.0]
     answer, page, answer_cold, page_cold = time_standings(runtime)
     listed = len(runtime.registry.entrants())
+    fit_memory = _peak_memory(ratings.fit_pid)
     stop.set()
     await ladder
     await bots.wait()
@@ -385,7 +409,7 @@ async def run_ladder(args: argparse.Namespace, folder: Path) -> None:
         print(f"loop steps over {args.slow_steps:g} ms, by where they stopped (most time first):")
         print("\n".join(slow.lines()))
     print(f"peak memory       {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB "
-          f"(the ladder process)")
+          f"(the ladder process){fit_memory}")
 
 
 def synthetic_refresh(bots: int, games: int) -> tuple[float, float, int]:

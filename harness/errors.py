@@ -25,6 +25,7 @@
     │   └── BundleTooLarge                over the size or file-count cap
     ├── ClusterError                      the Dask cluster cannot be used, or a game failed on it
     │   └── ClusterLost                   the connection to the scheduler was lost
+    ├── RatingsProcessLost                the ladder's ratings process exited or broke
     ├── CtlError                          an operator call (ctl) failed; one line
     │   └── SubmitError                   a bundle that cannot be sent
     └── HumanQuit                         the person at a terminal seat left the game
@@ -186,6 +187,11 @@ class InconsistentObservation(HarnessError, ValueError):
 
 class StartupFailuresError(BotStartupError):
     """A bot failed to start too many times in a row; the run stopped."""
+
+
+class RatingsProcessLost(HarnessError):
+    """The process that fits a large ladder's ratings exited, broke its socket, or
+    failed a fit; the ladder starts another (or fits in its own process)."""
 
 
 class CtlError(HarnessError):

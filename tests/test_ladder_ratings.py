@@ -4,16 +4,24 @@ with versions."""
 from __future__ import annotations
 
 import math
+import os
 import random
+import signal
+import socket
+import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from harness.ladder import fit_process
+from harness.ladder.fit_process import _Channel
 from harness.ladder.ratings import LadderRatings
 from harness.ladder.registry import Registry
 from harness.referee.outcome import Termination
+from harness.results.elo import Ratings
 from harness.results.rating import fit_ratings
 from harness.storage.ladder import LadderStore
 from harness.storage.results import GameRow
@@ -91,7 +99,7 @@ def test_a_large_ladder_refreshes_by_time_only_within_its_cpu_share() -> None:
     rows = _rows(100)
     ratings.add_games(rows[:10])
     first = ratings.refresh()  # 5 bots: above sparse_above, so the refresh is measured
-    assert first is not None and ratings._refresh_cpu == pytest.approx(0.005)
+    assert first is not None and ratings.last_fit_cpu == pytest.approx(0.005)
     ratings.add_games(rows[10:12])
     now[0] = 5.0  # due by time, but the process has done no other work since
     assert not ratings.due() and ratings.refresh() is first
@@ -200,12 +208,114 @@ def test_the_sparse_incremental_fit_equals_a_full_refit(
             # Exact at an exact refit; in between, scaled by each bot's information.
             # A bot new since the refit borrows the median bot's scale, and one of a few
             # games (an interval of hundreds of Elo) moves a lot with each: within 2x.
-            exact_now = ratings._exact_games == ratings.games  # this refresh was exact
+            exact_now = ratings.exact_games == ratings.games  # this refresh was exact
             if exact_now or (name in calibrated and full.games[name] >= 5):
                 assert got.ci95[name] == pytest.approx(full.ci95[name],
                                                        rel=1e-6 if exact_now else 0.35)
             else:
                 assert full.ci95[name] / 2 <= got.ci95[name] <= full.ci95[name] * 2
-        if ratings._exact_games == ratings.games:
+        if ratings.exact_games == ratings.games:
             calibrated = set(full.players)
     assert ratings.drift < 1e-6
+
+
+def _same_ratings(got: Ratings | None, want: Ratings | None, *, exact: bool = True) -> None:
+    assert got is not None and want is not None
+    assert set(got.players) == set(want.players)
+    for name in want.players:
+        assert got.elo[name] == pytest.approx(want.elo[name], abs=1e-9 if exact else 1e-6)
+        assert got.games[name] == pytest.approx(want.games[name])
+        assert got.opponents[name] == want.opponents[name]
+        if exact:
+            assert got.ci95[name] == pytest.approx(want.ci95[name], abs=1e-9)
+    if exact:
+        assert got.players == want.players
+        assert np.array_equal(got.covariance, want.covariance)
+
+
+def test_a_large_ladder_fits_in_a_process_of_its_own_and_replaces_one_that_dies() -> None:
+    """Above ``sparse_above`` bots the fit runs in another process (its own session, so
+    the terminal's Ctrl-C reaches only the ladder) with the same ratings, covariance
+    included, as a fit here. A fit process that is killed loses nothing: the next
+    refresh starts another from every counted result, whose first fit is exact (a full
+    refit), and the ratings go on as here."""
+    rows = _rows(200)
+    here = LadderRatings(sparse_above=2, exact_every=60)
+    there = LadderRatings(sparse_above=2, exact_every=60, separate_process=True)
+    try:
+        pids: list[int] = []
+        for start in range(0, 200, 25):
+            if start == 100:  # kill the fit's process between two refreshes
+                os.kill(pids[-1], signal.SIGKILL)
+            for ratings in (here, there):
+                ratings.add_games(rows[start:start + 25])
+                ratings.refresh(force=True)
+            assert there.fit_pid is not None and there.fit_pid != os.getpid()
+            assert os.getsid(there.fit_pid) != os.getsid(0)
+            pids.append(there.fit_pid)
+            if start < 100:  # the same fits, step by step
+                _same_ratings(there.current, here.current)
+                assert (there.exact_games, there.drift) == (here.exact_games, here.drift)
+            elif start == 100:  # the new process's first fit: a full refit
+                assert there.exact_games == there.games == 125
+                full = fit_ratings(rows[:125])
+                assert full is not None and there.current is not None
+                for name in full.players:
+                    assert there.current.ci95[name] == pytest.approx(full.ci95[name],
+                                                                      abs=1e-6)
+                _same_ratings(there.current, full, exact=False)
+            else:  # the same maximum; the intervals were calibrated at other times
+                _same_ratings(there.current, here.current, exact=False)
+        assert here.fit_pid is None
+        assert len(set(pids)) == 2 and pids[3] != pids[4]  # replaced once, after the kill
+    finally:
+        there.close()
+    assert there.fit_pid is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pids[-1], 0)
+
+
+def test_messages_to_the_fit_process_sent_back_to_back_arrive_whole_and_in_order() -> None:
+    """A read takes what has arrived, which may run past the message it reads into the
+    next one (the fit to start from, then the first fit, are sent at once)."""
+    ours, theirs = socket.socketpair()
+    sending, receiving = _Channel(ours), _Channel(theirs)
+    messages = [bytes(range(256)) * 5000, ("small", 1), list(range(100_000)), None]
+
+
+    def send_all() -> None:
+        for message in messages:
+            sending.send(message)
+
+    with ours, theirs:
+        sender = threading.Thread(target=send_all)
+        sender.start()
+        assert [receiving.receive() for _ in messages] == messages
+        sender.join()
+
+
+def test_a_fit_process_that_stops_answering_is_killed_and_replaced(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A fit process that hangs (here: stopped by a signal) must not hold the ratings up
+    for ever: past the answer timeout it is killed, and the refresh still gives the
+    ratings of every counted game."""
+    monkeypatch.setattr(fit_process, "ANSWER_TIMEOUT_S", 5.0)
+    rows = _rows(60)
+    ratings = LadderRatings(sparse_above=2, separate_process=True)
+    try:
+        ratings.add_games(rows[:30])
+        ratings.refresh(force=True)
+        stuck = ratings.fit_pid
+        assert stuck is not None
+        os.kill(stuck, signal.SIGSTOP)
+        ratings.add_games(rows[30:])
+        got = ratings.refresh(force=True)
+        want = fit_ratings(rows)
+        assert want is not None
+        _same_ratings(got, want, exact=False)
+        assert ratings.fit_pid != stuck
+        assert "stopped answering" in caplog.text
+        with pytest.raises(ChildProcessError):  # killed and reaped
+            os.waitpid(stuck, os.WNOHANG)
+    finally:
+        ratings.close()

@@ -93,7 +93,8 @@ class LadderRuntime:
         self.sets = SetLog(self._store_out)
         self.quarantine = Quarantine(self.store, settings.quarantine)
         self.ratings = LadderRatings(self._store_out, every_games=settings.refresh_games,
-                                     every_seconds=settings.refresh_seconds)
+                                     every_seconds=settings.refresh_seconds,
+                                     separate_process=True)
         self.matchmaker = Matchmaker(settings.rules.form, partnerships=settings.partnerships,
                                      seed=secret_seed(self.store.deal_key(), settings.seed),
                                      duplicate=settings.duplicate,
@@ -274,16 +275,21 @@ class LadderRuntime:
     async def refresh_ratings(self, *, force: bool = False) -> None:
         """Refit the ratings if due (or ``force``), on the ratings' thread; a refit that
         moves any bot's line is published as a rating-changed event with the lines that
-        moved. Once the ladder has stopped (no bot is timed any more), it refits here."""
+        moved, and then the history's snapshot, if one is due, is written on that thread.
+        Once the ladder has stopped (no bot is timed any more), it refits here."""
         before = self.ratings.current
-        refit = (self.ratings.refresh(force=force) if self._fitter.closed
-                 else await self._fitter.run(self.ratings.refresh, force=force))
+        if self._fitter.closed:
+            refit = self.ratings.refresh(force=force)
+        else:
+            refit = await self._fitter.run(self.ratings.refresh, force=force, history=False)
+            self._fitter.submit(self.ratings.save_history)
         if refit is not before:
             self._changes.publish(standings(self))
 
     def close(self) -> None:
         self._writer.close()
         self._fitter.close()
+        self.ratings.close()
         for store in (self.results, self._results_out, self._store_out):
             with contextlib.suppress(Exception):
                 store.close()
