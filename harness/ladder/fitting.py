@@ -163,6 +163,7 @@ class _GrowingDesign:
         self._met: dict[str, set[str]] = {}
         self._opponents: dict[str, frozenset[str]] = {}
         self.theta = np.zeros(0)
+        self._name_rank = np.zeros(0, dtype=np.intp)  # each player's place by name
 
     @staticmethod
     def _grown(array: np.ndarray, size: int) -> np.ndarray:
@@ -227,7 +228,9 @@ class _GrowingDesign:
         names = list(self.players)
         elo = theta / NAT
         elo = elo - elo.mean()
-        order = sorted(range(len(names)), key=lambda i: (-elo[i], names[i]))
+        if len(self._name_rank) != len(names):
+            self._name_rank = np.argsort(np.argsort(np.array(names, dtype=object)))
+        order = [int(i) for i in np.lexsort((self._name_rank, -elo))]  # best, then name
         players = tuple(names[i] for i in order)
         ordered = np.clip(variance[order], 0.0, None)
         matrix = np.diag(ordered) if covariance else np.zeros((0, 0))
