@@ -111,7 +111,6 @@ class TimedRatings(LadderRatings):
                 if elsewhere is not None or self.fit_pid is not None:  # its own process
                     self.meter.rating_cpu += self.last_fit_cpu
 
-
     def save_history(self) -> None:
         start = time.thread_time()
         try:

@@ -1,3 +1,20 @@
 """euchre-harness: a gRPC referee, tournament runner and rating tool for Euchre bots."""
 
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
 __version__ = "0.1.0"
+
+
+def importable_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (this process's environment by default) with ``PYTHONPATH`` starting at
+    the folder this package is imported from: what a child process started as
+    ``python -m harness...`` needs to import this same checkout."""
+    env = dict(os.environ if base is None else base)
+    root = str(Path(__file__).resolve().parent.parent)
+    path = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = root if not path else f"{root}{os.pathsep}{path}"
+    return env

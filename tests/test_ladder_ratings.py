@@ -298,8 +298,8 @@ def test_a_fit_process_that_stops_answering_is_killed_and_replaced(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     """A fit process that hangs (here: stopped by a signal) must not hold the ratings up
     for ever: past the answer timeout it is killed, and the refresh still gives the
-    ratings of every counted game."""
-    monkeypatch.setattr(fit_process, "ANSWER_TIMEOUT_S", 5.0)
+    ratings of every counted game. (The short timeout is set once the process has
+    answered, so that a slow start on a busy machine is not taken for a hang.)"""
     rows = _rows(60)
     ratings = LadderRatings(sparse_above=2, separate_process=True)
     try:
@@ -307,6 +307,7 @@ def test_a_fit_process_that_stops_answering_is_killed_and_replaced(
         ratings.refresh(force=True)
         stuck = ratings.fit_pid
         assert stuck is not None
+        monkeypatch.setattr(fit_process, "ANSWER_TIMEOUT_S", 5.0)
         os.kill(stuck, signal.SIGSTOP)
         ratings.add_games(rows[30:])
         got = ratings.refresh(force=True)

@@ -119,9 +119,7 @@ async def _until_closed(process: asyncio.subprocess.Process, scheduler: Any,
 async def _spawn(address: str, count: int, out: IO[bytes]) -> asyncio.subprocess.Process:
     """``dask worker`` for ``count`` worker processes, in a new session, with this
     checkout of the harness importable (the workers unpickle its tasks)."""
-    root = str(Path(harness.__file__).resolve().parent.parent)
-    path = os.environ.get("PYTHONPATH")
-    env = {**os.environ, "PYTHONPATH": root if not path else f"{root}{os.pathsep}{path}"}
+    env = harness.importable_env()
     return await asyncio.create_subprocess_exec(
         sys.executable, "-m", "distributed.cli.dask_worker", address,
         "--nworkers", str(count), "--nthreads", "1", "--no-dashboard",

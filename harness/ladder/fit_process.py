@@ -1,10 +1,9 @@
 """The ladder's rating fit in a process of its own.
 
-A large ladder's fit costs tens of milliseconds of CPU, in many short numpy and scipy
-steps. On a thread of the referee's process each step waits for Python's interpreter lock
-while the referee plays games, and a refit that needs 20 ms of CPU took over 100 ms on
-the clock. In a process of its own it runs beside the referee instead of taking turns
-with it.
+A large ladder's fit costs tens of milliseconds of CPU, in many short numpy steps. On a
+thread of the referee's process each step waits for Python's interpreter lock while the
+referee plays games, and a refit that needs 20 ms of CPU took over 100 ms on the clock.
+In a process of its own it runs beside the referee instead of taking turns with it.
 
 :class:`FitProcess` starts ``python -m harness.ladder.fit_process`` with one end of a
 socket pair, sends it a whole :class:`~harness.ladder.fitting.RatingFit` to start from,
@@ -16,17 +15,16 @@ counted results.
 
 The child's numerical libraries use one thread (unless the environment says otherwise),
 so that a full refit never takes every core from the games. The child runs in a session
-of its own, so a Ctrl-C at the terminal reaches only the
-ladder, which closes it; if the ladder dies, the child reads the end of its socket and
-exits. A child that dies, or takes longer than ``ANSWER_TIMEOUT_S`` to answer, is
-reported as :class:`~harness.errors.RatingsProcessLost`; the caller starts another from
-its own copy of the results (:class:`~harness.ladder.ratings.LadderRatings` keeps one).
+of its own, so a Ctrl-C at the terminal reaches only the ladder, which closes it; if the
+ladder dies, the child reads the end of its socket and exits. A child that dies, or takes
+longer than ``ANSWER_TIMEOUT_S`` to answer a fit, is reported as
+:class:`~harness.errors.RatingsProcessLost`; the caller starts another from its own copy
+of the results (:class:`~harness.ladder.ratings.LadderRatings` keeps one).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import pickle
 import signal
 import socket
@@ -35,13 +33,11 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from harness import importable_env
 from harness.errors import RatingsProcessLost
-from harness.ladder.fitting import RatingFit
+from harness.ladder.fitting import RatingFit, with_diagonal
 from harness.results.elo import Ratings, Result
 
 __all__ = ["FitAnswer", "FitProcess"]
@@ -50,7 +46,6 @@ _LENGTH = struct.Struct("!Q")
 ANSWER_TIMEOUT_S = 300.0
 """How long a fit may take before its process counts as lost (a full refit at 1,000
 bots takes about a second)."""
-_ROOT = Path(__file__).resolve().parents[2]  # the folder ``harness`` is imported from
 
 
 @dataclass(frozen=True)
@@ -99,31 +94,12 @@ class _Channel:
         self.sock.close()
 
 
-def _packed(ratings: Ratings, variances: np.ndarray | None) -> tuple[Ratings, np.ndarray, bool]:
-    """``ratings`` without what the ladder's own copy of the results knows (the
-    opponents) or can rebuild (the diagonal covariance of an incremental fit, given as
-    ``variances``: 8 MB at 1,000 bots as a full matrix), and the covariance or its
-    diagonal."""
-    if variances is not None:
-        return replace(ratings, opponents={}), variances, True
-    return replace(ratings, opponents={}), np.asarray(ratings.covariance), False
-
-
-def _unpacked(ratings: Ratings, covariance: np.ndarray, only_diagonal: bool,
-              fit: RatingFit) -> Ratings:
-    full = np.diag(covariance) if only_diagonal else covariance
-    full.setflags(write=False)
-    return replace(ratings, covariance=full, opponents=fit.opponents(ratings.players))
-
-
 class FitProcess:
     """A child process that holds a copy of a :class:`RatingFit` and fits it."""
 
     def __init__(self, start_from: RatingFit) -> None:
         ours, theirs = socket.socketpair()
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(_ROOT), env.get("PYTHONPATH", "")) if p)
+        env = importable_env()
         for threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             env.setdefault(threads, "1")  # one core for the fit; the others play games
         try:
@@ -133,7 +109,6 @@ class FitProcess:
                 start_new_session=True)
         finally:
             theirs.close()
-        ours.settimeout(ANSWER_TIMEOUT_S)
         self._channel = _Channel(ours)
         try:
             self._channel.send(start_from)
@@ -151,15 +126,17 @@ class FitProcess:
         RatingsProcessLost."""
         plain = [(r.side_a, r.side_b, r.score_a, r.weight) for r in new]
         try:
+            self._channel.sock.settimeout(ANSWER_TIMEOUT_S)
             self._channel.send((plain, games))
             answer = self._channel.receive()
         except (OSError, EOFError, pickle.UnpicklingError) as error:
             raise RatingsProcessLost(f"the ratings' process {self._ended(error)}") from error
         if isinstance(answer, str):
             raise RatingsProcessLost(f"the ratings' fit failed in its process: {answer}")
-        ratings, covariance, only_diagonal, drift, exact_games, cpu = answer
-        return FitAnswer(_unpacked(ratings, covariance, only_diagonal, ours), drift,
-                         exact_games, cpu)
+        ratings, variances, drift, exact_games, cpu = answer
+        # The opponents are left out of the answer: ``ours`` knows them.
+        ratings = replace(ratings, opponents=ours.opponents(ratings.players))
+        return FitAnswer(with_diagonal(ratings, variances), drift, exact_games, cpu)
 
     def _ended(self, error: BaseException) -> str:
         """How the child ended, for a message: its exit code or signal; one that is
@@ -199,12 +176,12 @@ def _serve(channel: _Channel) -> None:
         try:
             for side_a, side_b, score_a, weight in new:
                 state.add(Result(side_a, side_b, score_a, weight))
-            ratings = state.fit(games, covariance=False)
+            ratings, variances = state.fit_parts(games)
         except Exception as error:  # told to the ladder, which fits in its own process
             channel.send(f"{type(error).__name__}: {error}")
             continue
-        channel.send((*_packed(ratings, state.variances), state.drift, state.exact_games,
-                      time.process_time() - cpu))
+        channel.send((replace(ratings, opponents={}), variances, state.drift,
+                      state.exact_games, time.process_time() - cpu))
 
 
 def main(argv: list[str]) -> int:

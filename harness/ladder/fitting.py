@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable
+from dataclasses import replace
 
 import numpy as np
 
@@ -47,7 +48,7 @@ from harness.results.elo import (
     maximise_sparse,
 )
 
-__all__ = ["RatingFit", "Sides"]
+__all__ = ["RatingFit", "Sides", "with_diagonal"]
 
 Sides = tuple[tuple[str, ...], tuple[str, ...]]
 
@@ -64,7 +65,6 @@ class RatingFit:
         self.exact_games = -1  # games at the last exact refit
         self._calibration: dict[str, float] = {}  # exact variance x diagonal information
         self.drift = 0.0
-        self.variances: np.ndarray | None = None  # see fit
 
     @property
     def players(self) -> int:
@@ -98,29 +98,31 @@ class RatingFit:
         return [Result(a, b, min(1.0, points / weight), weight)
                 for (a, b), (weight, points) in sorted(self._groups.items()) if weight > 0.0]
 
-    def fit(self, games: int, *, covariance: bool = True) -> Ratings:
+    def fit(self, games: int) -> Ratings:
         """Fit the results counted so far, ``games`` games in all (which decides whether
-        an exact refit is due). There must be at least one result.
+        an exact refit is due). There must be at least one result."""
+        return with_diagonal(*self.fit_parts(games))
 
-        An incremental fit's covariance is diagonal. With ``covariance=False`` it is
-        left out (an empty array; 8 MB at 1,000 bots, for a copy that is only sent on)
-        and :attr:`variances` holds its diagonal, in the order of the players; after
-        any other fit :attr:`variances` is None."""
+    def fit_parts(self, games: int) -> tuple[Ratings, np.ndarray | None]:
+        """:meth:`fit` in two parts: the ratings, and None when they carry their
+        covariance, or else (an incremental fit) their covariance's diagonal in the
+        order of the players, the ratings carrying an empty one (the full matrix is 8 MB
+        at 1,000 bots: :func:`with_diagonal` makes it where it is needed)."""
         start = self.current.elo if self.current is not None else None
-        self.variances = None
+        variances = None
         if not self.sparse:
             self.current = fit(self.results(), start=start)
         elif self.exact_games < 0 or games - self.exact_games >= self.exact_every:
             self.current = self._exact(start, games)
         else:
-            self.current, self.variances = self._incremental(covariance)
-        return self.current
+            self.current, variances = self._incremental()
+        return self.current, variances
 
     def _exact(self, start: dict[str, float] | None, games: int) -> Ratings:
         """A full refit; it also calibrates the intervals of the incremental ones."""
         exact = fit(self.results(), start=start)
         if self.current is not None and self.exact_games >= 0:
-            incremental, _ = self._incremental(False)
+            incremental, _ = self._incremental()
             self.drift = max(abs(incremental.elo.get(n, 0.0) - e) for n, e in exact.elo.items())
         design = self._design
         built = design.build()
@@ -133,7 +135,7 @@ class RatingFit:
         self.exact_games = games
         return exact
 
-    def _incremental(self, covariance: bool) -> tuple[Ratings, np.ndarray | None]:
+    def _incremental(self) -> tuple[Ratings, np.ndarray]:
         design = self._design
         built = design.build()
         theta, h, hp = maximise_sparse(built, design.warm_start())
@@ -142,7 +144,17 @@ class RatingFit:
         typical = statistics.median(self._calibration.values()) if self._calibration else 1.0
         names = list(design.players)
         variance = np.array([self._calibration.get(n, typical) for n in names]) / diagonal
-        return design.ratings(theta, variance / (NAT * NAT), covariance)
+        return design.ratings(theta, variance / (NAT * NAT))
+
+
+def with_diagonal(ratings: Ratings, variances: np.ndarray | None) -> Ratings:
+    """``ratings`` with the diagonal covariance ``variances`` (see
+    :meth:`RatingFit.fit_parts`); as they are when ``variances`` is None."""
+    if variances is None:
+        return ratings
+    covariance = np.diag(variances)
+    covariance.setflags(write=False)
+    return replace(ratings, covariance=covariance)
 
 
 class _GrowingDesign:
@@ -221,10 +233,9 @@ class _GrowingDesign:
         theta[:len(self.theta)] = self.theta
         return theta
 
-    def ratings(self, theta: np.ndarray, variance: np.ndarray, covariance: bool = True,
-                ) -> tuple[Ratings, np.ndarray | None]:
-        """The ratings, with a diagonal covariance of ``variance`` (Elo²); without
-        ``covariance``, an empty one and its diagonal (in the players' order) beside."""
+    def ratings(self, theta: np.ndarray, variance: np.ndarray) -> tuple[Ratings, np.ndarray]:
+        """The ratings with an empty covariance, and its diagonal, ``variance`` (Elo²)
+        in the order of the players (see :meth:`RatingFit.fit_parts`)."""
         names = list(self.players)
         elo = theta / NAT
         elo = elo - elo.mean()
@@ -233,19 +244,17 @@ class _GrowingDesign:
         order = [int(i) for i in np.lexsort((self._name_rank, -elo))]  # best, then name
         players = tuple(names[i] for i in order)
         ordered = np.clip(variance[order], 0.0, None)
-        matrix = np.diag(ordered) if covariance else np.zeros((0, 0))
-        matrix.setflags(write=False)
         half = Z95 * np.sqrt(np.clip(variance, 0.0, None))
         return Ratings(
             players=players,
             elo={names[i]: float(elo[i]) for i in order},
             ci95={names[i]: float(half[i]) for i in order},
-            covariance=matrix,
+            covariance=np.zeros((0, 0)),
             games={n: self._games[n] for n in players},
             score={n: (self._points[n] / self._games[n] if self._games[n] > 0.0 else 0.0)
                    for n in players},
             anchor=None, prior_games=DEFAULT_PRIOR_GAMES,
-            opponents=self.opponents(players)), None if covariance else ordered
+            opponents=self.opponents(players)), ordered
 
     def opponents(self, players: Iterable[str]) -> dict[str, frozenset[str]]:
         out = {}

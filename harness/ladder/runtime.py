@@ -282,7 +282,8 @@ class LadderRuntime:
             refit = self.ratings.refresh(force=force)
         else:
             refit = await self._fitter.run(self.ratings.refresh, force=force, history=False)
-            self._fitter.submit(self.ratings.save_history)
+            if refit is not before:
+                self._fitter.submit(self.ratings.save_history)
         if refit is not before:
             self._changes.publish(standings(self))
 
