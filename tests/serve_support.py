@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from cli_support import harness_command
 from configs import RANDOM, Raw, bot, toml_config
 from waiting import WAIT_S, wait_for
 
@@ -224,12 +225,12 @@ def end(procs: Iterable[subprocess.Popen[Any] | Started | None]) -> None:
             proc.wait(30)
 
 
-def ctl(address: str, *args: str, env: dict[str, str] | None = None,
-        timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
-    """Run ``euchre-harness ctl ARGS`` against ``address``."""
-    full_env = {**os.environ, "EUCHRE_REFEREE_ADDRESS": address, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "harness", "ctl", *args], env=full_env,
-                          capture_output=True, text=True, timeout=timeout, check=False)
+def ctl(address: str, *args: str,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``euchre-harness ctl ARGS`` against ``address`` (through the command line's
+    ``main()``: see tests/cli_support.py)."""
+    return harness_command("ctl", *args,
+                           env={"EUCHRE_REFEREE_ADDRESS": address, **(env or {})})
 
 
 def stub(channel: grpc.Channel) -> op.OperatorServiceStub:

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from browser_support import CHROMIUM
+from cli_support import harness_command
 from test_web_pages import Tab, browser, tab
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,8 +20,7 @@ __all__ = ["browser", "tab"]  # the browser fixtures, shared with test_web_pages
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-m", "harness", *args], cwd=ROOT, text=True,
-                          capture_output=True, timeout=300)
+    done = harness_command(*args)
     assert done.returncode == 0, done.stderr
     return done
 
@@ -67,8 +66,7 @@ def test_analyze_bot_samples_that_bots_decisions(results: Path, tmp_path: Path) 
     data = json.loads((tmp_path / "r.json").read_text())
     assert 0 < len(data["decisions"]) <= 15
     assert {d["bot"] for d in data["decisions"]} == {"random"}
-    again = subprocess.run([sys.executable, "-m", "harness", "analyze", "--bot", "nobody",
-                            str(results)], cwd=ROOT, text=True, capture_output=True, timeout=120)
+    again = harness_command("analyze", "--bot", "nobody", str(results))
     assert again.returncode == 2 and "nobody" in again.stderr
 
 

@@ -1,4 +1,5 @@
-"""The command line as a user meets it: real ``python -m harness`` processes, real gRPC.
+"""The command line as a user meets it: its ``main()`` (tests/cli_support.py) and, where
+the process is the subject, real ``python -m harness`` processes; real gRPC throughout.
 
 Flags override the file only when given; errors are one clean line; every flag says what
 it does; SPRT reruns and anchors are refused up front with the fix named; the referee's
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_support import harness_command
 from configs import RANDOM, bot, toml_config
 from serve_support import Started, end, wait_for_address
 from waiting import WAIT_S
@@ -30,9 +32,8 @@ from harness.tournament.runner import store_path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def cli(*args: str, cwd: Path = ROOT, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, text=True,
-                          capture_output=True, timeout=timeout)
+def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return harness_command(*args, cwd=cwd)
 
 
 def bots_file(tmp_path: Path, extra: str = "", *, third: bool = False) -> Path:
@@ -127,7 +128,8 @@ def _check_help(subs: argparse._SubParsersAction[argparse.ArgumentParser], path:
 
 
 def test_console_script_and_python_m_harness_both_run() -> None:
-    help_text = cli("--help")
+    help_text = subprocess.run([sys.executable, "-m", "harness", "--help"], cwd=ROOT,
+                               text=True, capture_output=True, timeout=60)
     assert help_text.returncode == 0 and "COMMAND" in help_text.stdout
     script = Path(sys.executable).parent / "euchre-harness"
     if script.exists():

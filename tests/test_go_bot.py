@@ -15,11 +15,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import harness_command
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "bots-in-other-languages.md"
@@ -66,10 +66,8 @@ def go_bot(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def match(tmp_path: Path, *args: str) -> list[dict[str, Any]]:
-    done = subprocess.run([sys.executable, "-m", "harness", "match", "--json",
-                           "--log-dir", str(tmp_path / "logs"),
-                           "--store", str(tmp_path / "matches.sqlite"), *args], cwd=ROOT, text=True,
-                          capture_output=True, timeout=300, check=False)
+    done = harness_command("match", "--json", "--log-dir", str(tmp_path / "logs"),
+                           "--store", str(tmp_path / "matches.sqlite"), *args)
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 

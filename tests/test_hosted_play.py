@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import harness_command
 from configs import RANDOM_AND_HEURISTIC
 from sandbox_support import require_boxes
 from serve_support import REPO, end
@@ -144,17 +145,13 @@ def test_a_failed_build_is_shown_and_never_plays(ladder: HostLadder, tmp_path: P
     assert "3" in failed.detail, failed.detail
     row = standings(ladder)["broken-build"]
     assert row["build"] == "build failed" and row["games"] == 0
-    done = subprocess.run(
-        [sys.executable, "-m", "harness", "ctl", "--address", ladder.address, "standings"],
-        cwd=REPO, env={**ladder.env, "EUCHRE_OPERATOR_TOKEN": OPERATOR_TOKEN},
-        capture_output=True, text=True, timeout=60, check=False)
+    done = harness_command("ctl", "--address", ladder.address, "standings", cwd=REPO,
+                           env={**ladder.env, "EUCHRE_OPERATOR_TOKEN": OPERATOR_TOKEN})
     line = next(x for x in done.stdout.splitlines() if x.startswith("broken-build "))
     assert line.rstrip().endswith("build failed")
-    log_cli = subprocess.run(
-        [sys.executable, "-m", "harness", "ctl", "--address", ladder.address, "build-log",
-         "broken-build"], cwd=REPO,
-        env={**ladder.env, "EUCHRE_OPERATOR_TOKEN": "", "EUCHRE_BOT_TOKEN": answer.token},
-        capture_output=True, text=True, timeout=60, check=False)
+    log_cli = harness_command(
+        "ctl", "--address", ladder.address, "build-log", "broken-build", cwd=REPO,
+        env={**ladder.env, "EUCHRE_OPERATOR_TOKEN": "", "EUCHRE_BOT_TOKEN": answer.token})
     assert log_cli.returncode == 0 and "compiling the bot" in log_cli.stdout
     assert "broken-build: build failed" in log_cli.stderr
     # The house bot goes on playing; the broken bot has no game at all (no forfeits).

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import harness_command
 from serve_support import REPO, Ladder, end, random_bots
 from waiting import PROCESS_POLL_S
 
@@ -33,10 +34,8 @@ class ApiLadder(Ladder):
                          env={"EUCHRE_OPERATOR_TOKEN": operator_token})
 
     def ctl(self, *args: str, token: str = OPERATOR_TOKEN) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            [sys.executable, "-m", "harness", "ctl", "--address", self.address, *args],
-            cwd=REPO, env={**self.env, "EUCHRE_OPERATOR_TOKEN": token},
-            capture_output=True, text=True, timeout=60)
+        done = harness_command("ctl", "--address", self.address, *args, cwd=REPO,
+                               env={**self.env, "EUCHRE_OPERATOR_TOKEN": token})
         self.outputs += [done.stdout, done.stderr]
         return done
 

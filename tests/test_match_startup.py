@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_support import harness_command
 
 ROOT = Path(__file__).resolve().parent.parent
 TYPO = "a={python} -m sample_bots.heuristc_bot"
@@ -17,10 +18,9 @@ GOOD = "b={python} -m sample_bots.random_bot"
 
 
 def _match(tmp_path: Path, *extra: str, typo: str = TYPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness", "match", "--bot", typo, "--bot", GOOD,
-         "--log-dir", str(tmp_path / "logs"), "--store", str(tmp_path / "m.sqlite"), *extra],
-        cwd=ROOT, text=True, capture_output=True, timeout=300, check=False)
+    return harness_command("match", "--bot", typo, "--bot", GOOD,
+                           "--log-dir", str(tmp_path / "logs"),
+                           "--store", str(tmp_path / "m.sqlite"), *extra)
 
 
 @pytest.mark.parametrize("limit", [None, "2"])

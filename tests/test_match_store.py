@@ -3,11 +3,11 @@ that replays one; that command works, as text and as the replay viewer."""
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
-import sys
 from pathlib import Path
+
+from cli_support import harness_command
 
 from harness.storage.results import ResultsStore
 
@@ -15,9 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, text=True,
-                          capture_output=True, timeout=300, check=False,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return harness_command(*args, cwd=cwd)
 
 
 def test_match_games_are_stored_and_the_printed_replay_command_works(tmp_path: Path) -> None:

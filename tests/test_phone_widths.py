@@ -4,15 +4,13 @@ Chromium through Playwright, from a real run and a real ``serve``."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
 from browser_support import chromium, needs_chromium
+from cli_support import harness_command
 from configs import HEURISTIC, RANDOM, bot, toml_config
 from playwright.sync_api import Browser, Page, ViewportSize
 from serve_support import config, serve, stub, watch_until
@@ -44,9 +42,7 @@ def test_report_and_replay_pages_fit_a_phone(tmp_path: Path, browser: Browser) -
         bots=(bot("random-with-a-long-name", RANDOM),
               bot("heuristic-with-a-long-name", HEURISTIC),
               bot("noisy-heuristic-bot", f"{HEURISTIC} --epsilon 0.3"))))
-    done = subprocess.run([sys.executable, "-m", "harness", "run", "t.toml", "--quiet"],
-                          cwd=tmp_path, text=True, capture_output=True, timeout=300,
-                          check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = harness_command("run", "t.toml", "--quiet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     out = tmp_path / "results"
     page = browser.new_page(viewport=PHONE)

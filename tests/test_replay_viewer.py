@@ -6,14 +6,13 @@ plays an illegal card at its 12th decision, against heuristic), replayed by
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from browser_support import chromium, needs_chromium
+from cli_support import harness_command
 from playwright.sync_api import Browser
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,9 +21,7 @@ pytestmark = needs_chromium
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, text=True,
-                          capture_output=True, timeout=300, check=False,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = harness_command(*args, cwd=cwd)
     assert done.returncode == 0, done.stderr
     return done
 

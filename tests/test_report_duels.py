@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
+from cli_support import harness_command
 from configs import HEURISTIC, bot, toml_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,9 +19,7 @@ def test_report_html_shows_each_duels_elo_interval_and_pentanomial_counts(
     (tmp_path / "t.toml").write_text(toml_config(
         "t", games=3, tc="5+30", rules={"form": "two-handed", "target": 5},
         bots=(bot("noisy", f"{HEURISTIC} --epsilon 0.3"), bot("heuristic"))))
-    done = subprocess.run([sys.executable, "-m", "harness", "run", "t.toml", "--quiet"],
-                          cwd=tmp_path, text=True, capture_output=True, timeout=300,
-                          check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = harness_command("run", "t.toml", "--quiet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     out = tmp_path / "results"
     summary = json.loads((out / "summary.json").read_text())

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_support import harness_command
 from configs import RANDOM, bot, toml_config
 from waiting import wait_for
 
@@ -37,9 +38,8 @@ runpy.run_module("sample_bots.random_bot", run_name="__main__")
 """
 
 
-def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=ROOT, text=True,
-                          capture_output=True, timeout=timeout)
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return harness_command(*args)
 
 
 def config_file(tmp_path: Path, second_bot: str, *, games: int = 4,

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_support import harness_command
 from configs import Bot, toml_config
 from sandbox_support import TESTS, add, bot_folder, boxed, random_bot_folder, require_boxes
 
@@ -259,20 +260,19 @@ def test_sandbox_keys_reach_the_box(tmp_path: Path) -> None:
 
 def test_match_runs_a_bot_in_a_box_on_the_cpu_clock(boxes: None, tmp_path: Path) -> None:
     folder = random_bot_folder(tmp_path / "rb")
-    done = subprocess.run(
-        [sys.executable, "-m", "harness", "match", "--bot", "boxed={python} random_bot.py",
-         "--bot", "plain={python} -m sample_bots.random_bot", "--box", f"boxed={folder}",
-         "--form", "two-handed", "--games", "1", "--tc", "0.5+5/cpu",
-         "--log-dir", str(tmp_path / "logs"), "--store", str(tmp_path / "matches.sqlite")],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False)
+    done = harness_command(
+        "match", "--bot", "boxed={python} random_bot.py",
+        "--bot", "plain={python} -m sample_bots.random_bot", "--box", f"boxed={folder}",
+        "--form", "two-handed", "--games", "1", "--tc", "0.5+5/cpu",
+        "--log-dir", str(tmp_path / "logs"), "--store", str(tmp_path / "matches.sqlite"),
+        cwd=REPO_ROOT)
     assert done.returncode == 0, done.stderr
     assert "tc 0.5+5/cpu" in done.stderr and "normal" in done.stdout and "faults -" in done.stdout
     assert "--- start:" in (tmp_path / "logs" / "boxed-0.log").read_text()
-    wrong = subprocess.run(
-        [sys.executable, "-m", "harness", "match", "--bot", "a={python} x.py", "--bot",
-         "b={python} y.py", "--box", f"c={folder}", "--log-dir", str(tmp_path / "logs"),
-         "--store", str(tmp_path / "matches.sqlite")],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=False)
+    wrong = harness_command(
+        "match", "--bot", "a={python} x.py", "--bot", "b={python} y.py", "--box",
+        f"c={folder}", "--log-dir", str(tmp_path / "logs"),
+        "--store", str(tmp_path / "matches.sqlite"), cwd=REPO_ROOT)
     assert wrong.returncode == 2 and "--box names no --bot: c" in wrong.stderr
 
 

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_support import harness_command
 from configs import bot, toml_config
 from serve_support import serve
 
@@ -49,11 +50,9 @@ ModuleNotFoundError: No module named 'grpc'
 """
 
 
-def cli(*args: str, cwd: Path, env: dict[str, str] | None = None,
-        timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, text=True,
-                          capture_output=True, timeout=timeout, check=False,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+def cli(*args: str, cwd: Path,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return harness_command(*args, cwd=cwd, env=env)
 
 
 @pytest.mark.parametrize(("output", "words"), [

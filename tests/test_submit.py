@@ -13,7 +13,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tarfile
 import threading
 import zipfile
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from cli_support import harness_command
 from serve_support import REPO, end
 from submit_support import (
     OPERATOR_TOKEN,
@@ -52,10 +52,9 @@ def ladder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostLadder]:
 
 def ctl(ladder: HostLadder, *args: str, env: dict[str, str] | None = None
         ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness", "ctl", "--address", ladder.address, *args],
-        cwd=REPO, env={**ladder.env, "EUCHRE_OPERATOR_TOKEN": OPERATOR_TOKEN, **(env or {})},
-        capture_output=True, text=True, timeout=120, check=False)
+    return harness_command("ctl", "--address", ladder.address, *args, cwd=REPO,
+                           env={**ladder.env, "EUCHRE_OPERATOR_TOKEN": OPERATOR_TOKEN,
+                                **(env or {})})
 
 
 def refusal(call: object) -> grpc.RpcError:

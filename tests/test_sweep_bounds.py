@@ -7,11 +7,10 @@ standings and ctl, and through a real run."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_support import harness_command
 from test_tournament_run import small_config
 from test_web_data import _row
 
@@ -141,8 +140,7 @@ def test_a_run_whose_anchor_lost_every_game_reports_it_as_the_anchor(tmp_path: P
     config.write_text(config.read_text()
                       .replace('name = "random"', 'name = "dud"')
                       .replace("sample_bots.random_bot", "sample_bots.faulty_bot --mode illegal"))
-    run = subprocess.run([sys.executable, "-m", "harness", "run", str(config), "--quiet"],
-                         cwd=ROOT, text=True, capture_output=True, timeout=120)
+    run = harness_command("run", str(config), "--quiet")
     assert run.returncode == 0, run.stderr
     out = tmp_path / "out"
     summary = json.loads((out / "summary.json").read_text())

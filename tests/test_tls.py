@@ -76,8 +76,7 @@ def test_bots_and_ctl_play_over_tls_and_plaintext_is_refused(tmp_path: Path) -> 
             [node, str(NODE_BOT), "--token", "node-seat-token"],
             env={**bot_env, "EUCHRE_TLS_CA": str(ca)}, stderr=subprocess.PIPE, text=True)
         try:
-            watched = ctl(address, "watch", "tls", env={**env, "EUCHRE_TLS_CA": str(ca)},
-                          timeout=WAIT_S)
+            watched = ctl(address, "watch", "tls", env={**env, "EUCHRE_TLS_CA": str(ca)})
         finally:
             for proc in (py, js):
                 if proc.poll() is None:

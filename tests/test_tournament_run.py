@@ -1,4 +1,6 @@
-"""Tournaments end to end: real referee, real bot processes, real store.
+"""Tournaments end to end: real referee, real bot processes, real store. The commands run
+through the command line's ``main()`` (tests/cli_support.py); a run killed with SIGKILL
+is a real ``python -m harness`` process.
 
 The default tournament ranks heuristic above random; a run killed with SIGKILL resumes
 and ends with every scheduled game stored exactly once; the CLI commands work on the
@@ -16,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_support import harness_command
 from configs import RANDOM, Bot, bot, remote, toml_config
 from waiting import wait_for
 
@@ -31,9 +34,8 @@ from harness.tournament.schedule import SprtMatch
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def cli(*args: str, cwd: Path = ROOT, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, text=True,
-                          capture_output=True, timeout=timeout)
+def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return harness_command(*args, cwd=cwd)
 
 
 HEURISTIC_BOT = bot("heuristic")

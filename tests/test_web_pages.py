@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from browser_support import CHROMIUM, CHROMIUM_ARGS, needs_chromium
+from cli_support import harness_command
 from configs import bot, toml_config
 from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
 from test_web_data import FORMS, random_record
@@ -33,8 +33,7 @@ pytestmark = needs_chromium
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-m", "harness", *args], cwd=ROOT, text=True,
-                          capture_output=True, timeout=300)
+    done = harness_command(*args)
     assert done.returncode == 0, done.stderr
     return done
 
