@@ -167,3 +167,51 @@ def test_a_game_never_writes_to_a_stream_before_its_welcome_is_sent(tmp_path: Pa
             return list(context.written)  # (the arena says goodbye as it closes)
 
     assert asyncio.run(go()) == ["welcome", "shutdown"]
+
+
+class QuietAfterHello:
+    """A servicer context whose first read is the bot's Hello and whose next one waits
+    for a message that never comes (a bot that has said nothing more yet)."""
+
+    def __init__(self, hello: ConnectRequest) -> None:
+        self.hello: ConnectRequest | None = hello
+        self.written: list[str] = []
+
+    def peer(self) -> str:
+        return "ipv4:127.0.0.1:50001"
+
+    async def read(self) -> ConnectRequest:
+        if self.hello is not None:
+            hello, self.hello = self.hello, None
+            return hello
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async def write(self, message: ConnectResponse) -> None:
+        self.written.append(str(message.WhichOneof("payload")))
+
+
+def test_a_stream_whose_handler_is_cancelled_leaves_its_seat_free(tmp_path: Path) -> None:
+    """gRPC cancels a stream's handler when the bot cancels its call (or the server
+    stops), and that can come before the stream's reader learns that the stream ended.
+    The seat must not stay live with no stream: a seat left so was listed for sets and
+    matched, and a bot could never dial in again (TOKEN_IN_USE)."""
+    from harness.referee.server import RefereeServicer
+
+    async def go() -> None:
+        async with arena(tmp_path, ("random", RANDOM, 1)) as a:
+            a.add(Entrant("remote", tokens=(TOKEN,)), 1)
+            slot = a.pool.instances("remote")[0].slot
+            context = QuietAfterHello(messages.hello("cancelled", "1", TOKEN))
+            handler = asyncio.ensure_future(RefereeServicer(a.server).Connect(
+                None, context))  # type: ignore[arg-type]
+            await wait_until(lambda: slot.ready, timeout=30.0, what="the Welcome")
+            session = slot.session
+            assert session is not None and context.written == ["welcome"]
+            handler.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await handler
+            assert not slot.live and not slot.ready
+            assert session.closed.is_set() and "cancelled" in session.close_reason
+
+    run(go())

@@ -104,6 +104,10 @@ class RefereeServicer(RefereeServiceServicer):
             await session.closed.wait()
         finally:
             reader.cancel()
+            # A handler cancelled before its reader saw the stream end (gRPC cancels it
+            # when the bot cancels its call, or the server stops) closes the session
+            # here: a session left open would keep its seat live with no stream.
+            session.close("the stream was cancelled")
             session.slot.detach(session)
             log.info("session %s (%s) ended: %s", session.id, session.slot.name,
                      session.close_reason)
