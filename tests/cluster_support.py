@@ -3,21 +3,21 @@ separate commands (as on several machines), and a free port for the scheduler.""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from distributed import Client
-from waiting import WAIT_S
+from ports import unused_port
+from waiting import WAIT_S, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A port for a scheduler, outside the range the kernel hands out (tests/ports.py)."""
+    return unused_port()
 
 
 def start_cluster(port: int, log: Path) -> list[subprocess.Popen[bytes]]:
@@ -26,9 +26,18 @@ def start_cluster(port: int, log: Path) -> list[subprocess.Popen[bytes]]:
     longer than a command waits for workers)."""
     dask = Path(sys.executable).parent / "dask"
     out = open(log, "ab")  # noqa: SIM115 - closed with the test's tmp dir
+    said = log.with_name(f"scheduler-{port}-{time.monotonic_ns()}.json")
     scheduler = subprocess.Popen([str(dask), "scheduler", "--host", "127.0.0.1", "--port",
-                                  str(port), "--no-dashboard"], stdout=out, stderr=out,
-                                 cwd=ROOT)
+                                  str(port), "--no-dashboard", "--scheduler-file", str(said)],
+                                 stdout=out, stderr=out, cwd=ROOT)
+    # Connect only to this scheduler: once it says it listens on the port (had another
+    # process taken the port, it would exit, and a client would talk to a stranger).
+    try:
+        wait_for(lambda: said.exists() and f":{port}" in said.read_text(),
+                 f"the scheduler to listen on port {port}", proc=scheduler, log=log)
+    except BaseException:
+        stop([scheduler])
+        raise
     worker = subprocess.Popen([str(dask), "worker", f"tcp://127.0.0.1:{port}", "--nthreads",
                                "1", "--no-dashboard"], stdout=out, stderr=out, cwd=ROOT,
                               start_new_session=True)

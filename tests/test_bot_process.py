@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ports import unused_port
 
 from harness.referee.arena import Arena
 from harness.referee.outcome import FaultKind, Termination
@@ -103,11 +104,8 @@ def test_a_remote_bot_that_never_connects_forfeits_by_startup_failure(tmp_path: 
 
 def test_the_sdk_retries_until_the_referee_is_up(tmp_path: Path) -> None:
     """A bot started before its referee keeps dialling (with backoff) and then plays."""
-    import socket
 
-    with socket.socket() as probe:  # a free port, released for the referee to bind
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = unused_port()  # for the referee to bind once the bot is dialling
 
     async def go() -> None:
         env = {**os.environ, "EUCHRE_REFEREE_ADDRESS": f"127.0.0.1:{port}",

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from ports import unused_port
 from serve_support import REPO, Ladder, Started, end
 from test_node_bot import NODE_BOT, require_node
 from waiting import wait_for
@@ -39,7 +40,7 @@ def _still_running(bots: list[Started]) -> None:
 @pytest.mark.long
 def test_bots_reconnect_and_play_again_after_a_ladder_is_stopped_and_restarted(
         tmp_path: Path) -> None:
-    first = Ladder(tmp_path, name="restart-ladder")
+    first = Ladder(tmp_path, name="restart-ladder", port=unused_port())  # see tests/ports.py
     second = None
     bots: list[Started] = []
     try:

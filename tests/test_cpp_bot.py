@@ -29,6 +29,7 @@ from build_support import (
     build_cpp,
     cpp_build_root,
 )
+from ports import unused_port
 from sandbox_support import play_over_unix
 from serve_support import Ladder, Started, end
 from tls_support import make_certificates
@@ -140,7 +141,7 @@ async def refused_while_shutting_down_then_welcomed(exe: Path, refused: list[int
     """A referee that is stopping refuses the bot with SHUTTING_DOWN (``refused`` fills up
     with the reasons); a new referee on the same port then welcomes the same bot process and
     stops with a plain Shutdown. Returns the bot's stderr, once it has exited 0."""
-    first = RefereeServer()
+    first = RefereeServer(port=unused_port())  # the second binds it too: tests/ports.py
     await first.start()
     release = asyncio.Event()
     first.on_shutdown(release.wait)  # keeps the referee shutting down until it is set
@@ -284,7 +285,7 @@ def test_cpp_bot_reconnects_and_plays_again_after_a_ladder_is_stopped_and_restar
         cpp_bot: Path, tmp_path: Path) -> None:
     # SIGTERM makes the ladder send Shutdown with `restarting`; the same bot processes
     # reconnect to the ladder started again on the same port and store, and play again.
-    first = Ladder(tmp_path, name="cpp-restart-ladder")
+    first = Ladder(tmp_path, name="cpp-restart-ladder", port=unused_port())  # tests/ports.py
     second = None
     bots: list[Started] = []
     try:

@@ -26,7 +26,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -35,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from ports import unused_port
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ("README.md", "docs/ladder.md", "docs/cluster.md")
@@ -114,9 +114,7 @@ def _step(doc: str, line: int, lang: str, body: str, directive: str | None) -> S
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return unused_port()
 
 
 def test_every_doc_has_only_known_markers_and_classified_blocks() -> None:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from ports import unused_port
 from serve_support import REPO, Ladder, end, random_bots
 from waiting import WAIT_S
 
@@ -32,7 +33,7 @@ def _sets(store_path: Path) -> list[SetStatus]:
 @pytest.mark.long
 def test_kill_9_and_restart_keeps_everything_finished(tmp_path: Path) -> None:
     store_path = tmp_path / "out" / "ladder.sqlite"
-    first = Ladder(tmp_path, name="crash-ladder")
+    first = Ladder(tmp_path, name="crash-ladder", port=unused_port())  # tests/ports.py
     second = None
     visitors = []
     try:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from ports import unused_port
 from sandbox_support import play_over_unix
 from test_faults import ROOMY, TWO, arena, log_text, run
 
@@ -132,11 +133,8 @@ def test_the_sdk_dials_a_unix_socket(tmp_path: Path) -> None:
 
 
 def _unreachable_address() -> str:
-    """A loopback port that nothing listens on (bound, then closed)."""
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return f"127.0.0.1:{s.getsockname()[1]}"
+    """A loopback port that nothing listens on."""
+    return f"127.0.0.1:{unused_port()}"
 
 
 @pytest.mark.parametrize("how", ["flag", "environment"])
