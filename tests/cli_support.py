@@ -4,9 +4,9 @@ Tests whose subject is what a command prints, stores or writes (a tournament's o
 a replay, an error line and its exit status) call :func:`harness_command`: the same
 ``main()`` that ``python -m harness`` runs, with the same parser, handlers and error
 handling, and with its bots started as real processes over real gRPC as always. It only
-skips starting one more Python process, which costs about half a CPU-second for the
-imports alone; the suite runs a few hundred commands. Tests whose subject is the
-process itself (a signal, a kill, the Quick start's commands, a server that keeps
+skips starting one more Python process, which costs 0.2 to 0.5 CPU-seconds for the
+imports alone (``ctl`` to ``run``); the suite runs a few hundred commands. Tests whose
+subject is the process itself (a signal, a kill, the Quick start's commands, a server that keeps
 running), or that run commands side by side, start ``python -m harness`` as a real
 process instead. So does :func:`harness_command` where a command cannot run here: in a
 thread that already runs an event loop (a browser driven by Playwright's synchronous
