@@ -6,11 +6,11 @@ a replay, an error line and its exit status) call :func:`harness_command`: the s
 handling, and with its bots started as real processes over real gRPC as always. It only
 skips starting one more Python process, which costs 0.2 to 0.5 CPU-seconds for the
 imports alone (``ctl`` to ``run``); the suite runs a few hundred commands. Tests whose
-subject is the process itself (a signal, a kill, the Quick start's commands, a server that keeps
-running), or that run commands side by side, start ``python -m harness`` as a real
-process instead. So does :func:`harness_command` where a command cannot run here: in a
-thread that already runs an event loop (a browser driven by Playwright's synchronous
-API runs one), or off the main thread (a command handles Ctrl-C there).
+subject is the process itself (a signal, a kill, the Quick start's commands, a server
+that keeps running), or that run commands side by side, start ``python -m harness`` as a
+real process instead. So does :func:`harness_command` where a command cannot run here:
+in a thread that already runs an event loop (a browser driven by Playwright's
+synchronous API runs one), or off the main thread (a command handles Ctrl-C there).
 
 What a process would have on its own is given back afterwards: the working directory,
 the environment, the root logger's level, and the standard streams, whose text is
