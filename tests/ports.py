@@ -18,6 +18,9 @@ from pathlib import Path
 
 RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
 LOWEST = 20000  # below the ephemeral range, above the ports services commonly use
+# Drawn from the system's randomness: a test that seeds the random module must not make
+# two test workers, or two runs of the suite, draw the same ports in the same order.
+_draw = random.SystemRandom()
 
 
 def _ephemeral_range() -> tuple[int, int]:
@@ -34,7 +37,7 @@ def unused_port() -> int:
     low, high = _ephemeral_range()
     bottom, top = (LOWEST, low) if low > LOWEST + 1000 else (high + 1, 65536)
     for _ in range(200):
-        port = random.randrange(bottom, top)
+        port = _draw.randrange(bottom, top)
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
