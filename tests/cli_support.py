@@ -79,7 +79,7 @@ def harness_command(*args: str, cwd: Path = ROOT,
                               env={**os.environ, **(env or {})}, capture_output=True,
                               text=True, check=False)
     out, err = io.StringIO(), io.StringIO()
-    verbose = any(a in ("-v", "--verbose") for a in args[:1])
+    verbose = args[:1] in (("-v",), ("--verbose",))  # main's own flag, before the command
     with _as_its_own_process(cwd, env, err, verbose), \
             contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:

@@ -282,7 +282,6 @@ def test_messages_to_the_fit_process_sent_back_to_back_arrive_whole_and_in_order
     sending, receiving = _Channel(ours), _Channel(theirs)
     messages = [bytes(range(256)) * 5000, ("small", 1), list(range(100_000)), None]
 
-
     def send_all() -> None:
         for message in messages:
             sending.send(message)

@@ -243,8 +243,9 @@ class _GrowingDesign:
             self._name_rank = np.argsort(np.argsort(np.array(names, dtype=object)))
         order = [int(i) for i in np.lexsort((self._name_rank, -elo))]  # best, then name
         players = tuple(names[i] for i in order)
-        ordered = np.clip(variance[order], 0.0, None)
-        half = Z95 * np.sqrt(np.clip(variance, 0.0, None))
+        variance = np.clip(variance, 0.0, None)
+        ordered = variance[order]
+        half = Z95 * np.sqrt(variance)
         return Ratings(
             players=players,
             elo={names[i]: float(elo[i]) for i in order},

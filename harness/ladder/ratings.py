@@ -128,10 +128,7 @@ class LadderRatings:
         if self.separate_process and self._fit.sparse:
             self.current = self._fit_elsewhere()
         else:
-            cpu = self._cpu_clock()
-            self.current = self._fit.fit(self.games)
-            self.last_fit_cpu = self._cpu_clock() - cpu
-            self.drift, self.exact_games = self._fit.drift, self._fit.exact_games
+            self.current = self._fit_here()
         self._fitted_games = self.games
         self.version += 1
         self._last_refresh = self._clock()
@@ -170,6 +167,10 @@ class LadderRatings:
             self.drift, self.exact_games = answer.drift, answer.exact_games
             self.last_fit_cpu = answer.cpu
             return answer.ratings
+        return self._fit_here()
+
+    def _fit_here(self) -> Ratings:
+        """Fit in this process, timing it."""
         cpu = self._cpu_clock()
         ratings = self._fit.fit(self.games)
         self.last_fit_cpu = self._cpu_clock() - cpu
