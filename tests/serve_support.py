@@ -162,16 +162,24 @@ def serve(output: Path, *extra: str, env: dict[str, str] | None = None,
 
 class Ladder(Started):
     """A running ``euchre-harness -v ladder`` of the random and heuristic sample bots,
-    storing under ``folder / "out"``, on a free loopback port unless ``port`` is given."""
+    storing under ``folder / "out"``, on a free loopback port unless ``port`` is given.
+
+    It plays one set at a time unless ``concurrency`` says more: a ladder plays for as
+    long as its test runs, most of which waits on something else (a restart, a page),
+    and each set more at once is that much more of the machine's time. With
+    ``house_only_with_visitors``, the house bots play only the visitors that dial in,
+    not each other."""
 
     def __init__(self, folder: Path, *extra: str, name: str = "ladder",
-                 concurrency: int = 2, port: int = 0,
+                 concurrency: int = 1, port: int = 0,
+                 house_only_with_visitors: bool = False,
                  env: dict[str, str] | None = None,
                  file_limit: tuple[int, int] | None = None) -> None:
         self.config = folder / "ladder.toml"
-        self.config.write_text(toml_config(name, output=folder / "out",
-                                           concurrency=concurrency, tc="5+30",
-                                           rules={"target": 3}))
+        self.config.write_text(toml_config(
+            name, output=folder / "out", concurrency=concurrency, tc="5+30",
+            rules={"target": 3},
+            extra="[ladder]\nhouse_vs_house = false\n" if house_only_with_visitors else ""))
         self.store = folder / "out" / "ladder.sqlite"
         super().__init__([sys.executable, "-m", "harness", "-v", "ladder", str(self.config),
                           "--port", str(port), *extra], folder, "ladder",

@@ -40,7 +40,8 @@ def _still_running(bots: list[Started]) -> None:
 @pytest.mark.long
 def test_bots_reconnect_and_play_again_after_a_ladder_is_stopped_and_restarted(
         tmp_path: Path) -> None:
-    first = Ladder(tmp_path, name="restart-ladder", port=unused_port())  # see tests/ports.py
+    first = Ladder(tmp_path, name="restart-ladder", port=unused_port(),  # see tests/ports.py
+                   house_only_with_visitors=True)
     second = None
     bots: list[Started] = []
     try:
@@ -56,7 +57,8 @@ def test_bots_reconnect_and_play_again_after_a_ladder_is_stopped_and_restarted(
         before = played()
         _still_running(bots)
 
-        second = Ladder(tmp_path, name="restart-ladder", port=first.port)
+        second = Ladder(tmp_path, name="restart-ladder", port=first.port,
+                        house_only_with_visitors=True)
         wait_for(lambda: (second.sets_played("py-visitor") > before[0]
                           and second.sets_played("node-visitor") > before[1])
                  or any(b.proc.poll() is not None for b in bots),
@@ -70,7 +72,7 @@ def test_bots_reconnect_and_play_again_after_a_ladder_is_stopped_and_restarted(
 
 def test_a_connected_bot_sent_sigint_or_sigterm_exits_quietly_with_128_plus_the_signal(
         tmp_path: Path) -> None:
-    ladder = Ladder(tmp_path, name="signal-ladder")
+    ladder = Ladder(tmp_path, name="signal-ladder", house_only_with_visitors=True)
     bots: list[Started] = []
     try:
         py_token, node_token = ladder.register("py-visitor"), ladder.register("node-visitor")

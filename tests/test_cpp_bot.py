@@ -285,7 +285,8 @@ def test_cpp_bot_reconnects_and_plays_again_after_a_ladder_is_stopped_and_restar
         cpp_bot: Path, tmp_path: Path) -> None:
     # SIGTERM makes the ladder send Shutdown with `restarting`; the same bot processes
     # reconnect to the ladder started again on the same port and store, and play again.
-    first = Ladder(tmp_path, name="cpp-restart-ladder", port=unused_port())  # tests/ports.py
+    first = Ladder(tmp_path, name="cpp-restart-ladder", port=unused_port(),  # tests/ports.py
+                   house_only_with_visitors=True)
     second = None
     bots: list[Started] = []
     try:
@@ -295,7 +296,8 @@ def test_cpp_bot_reconnects_and_plays_again_after_a_ladder_is_stopped_and_restar
         before = first.sets_played("cpp-visitor")
         assert_running(bots)
 
-        second = Ladder(tmp_path, name="cpp-restart-ladder", port=first.port)
+        second = Ladder(tmp_path, name="cpp-restart-ladder", port=first.port,
+                        house_only_with_visitors=True)
         wait_for(lambda: second.sets_played("cpp-visitor") > before
                  or any(b.proc.poll() is not None for b in bots),
                  "the C++ bot to play again", proc=second.proc, log=second.log)
@@ -310,7 +312,7 @@ def test_cpp_bot_reconnects_and_plays_again_after_a_ladder_is_stopped_and_restar
 
 def test_cpp_bot_sent_sigint_or_sigterm_exits_quietly_with_128_plus_the_signal(
         cpp_bot: Path, tmp_path: Path) -> None:
-    ladder = Ladder(tmp_path, name="cpp-signal-ladder")
+    ladder = Ladder(tmp_path, name="cpp-signal-ladder", house_only_with_visitors=True)
     bots: list[Started] = []
     try:
         bots = started_cpp_bots(cpp_bot, tmp_path, ladder.address,

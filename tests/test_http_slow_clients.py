@@ -47,7 +47,7 @@ from harness.web.httpguard import HEADER_TIMEOUT_S, MAX_CONNECTIONS, MAX_PER_CLI
 
 FILE_LIMIT = 1024
 SLOW_CLIENTS = 1100
-WINDOW_S = 10.0  # games are counted over windows this long
+WINDOW_S = 6.0  # games are counted over windows this long
 SAMPLE_S = 0.2  # the store is read this often within a window
 GAP_ALLOWED_S = 5.0  # the longest stretch with no game stored during the attack
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")

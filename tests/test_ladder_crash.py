@@ -33,7 +33,8 @@ def _sets(store_path: Path) -> list[SetStatus]:
 @pytest.mark.long
 def test_kill_9_and_restart_keeps_everything_finished(tmp_path: Path) -> None:
     store_path = tmp_path / "out" / "ladder.sqlite"
-    first = Ladder(tmp_path, name="crash-ladder", port=unused_port())  # tests/ports.py
+    first = Ladder(tmp_path, name="crash-ladder", port=unused_port(),  # tests/ports.py
+                   concurrency=2)  # so that the kill catches a set in flight
     second = None
     visitors = []
     try:
@@ -46,7 +47,7 @@ def test_kill_9_and_restart_keeps_everything_finished(tmp_path: Path) -> None:
             games_before = {g.game_key for g in results.games()}
         statuses_before = _sets(store_path)
 
-        second = Ladder(tmp_path, name="crash-ladder", port=first.port)
+        second = Ladder(tmp_path, name="crash-ladder", port=first.port, concurrency=2)
         played = second.sets_played("visitor")
         second.wait_for(lambda: second.sets_played("visitor") > played,
                         "the visitor to come back")

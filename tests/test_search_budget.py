@@ -133,8 +133,8 @@ def both_cores_busy() -> Iterator[None]:
 
 
 def match_records(tmp_path: Path, run: str) -> list[list[list[object]]]:
-    """Two games of the search bot (two seats) against the heuristic bot, as the actions
-    of every hand of each record."""
+    """Two games to 3 points of the search bot (two seats) against the heuristic bot, as
+    the actions of every hand of each record."""
     # The wall-clock safety net (500 ms by default) is set far off, and the clock is
     # roomy: on a machine this busy a 3 ms search once took 660 ms, and a net that fires
     # makes the decision depend on the machine. The budget alone must decide.
@@ -142,7 +142,7 @@ def match_records(tmp_path: Path, run: str) -> list[list[list[object]]]:
     out = subprocess.run(
         [sys.executable, "-m", "harness", "match", "--bot", f"search={search}",
          "--bot", "heuristic={python} -m sample_bots.heuristic_bot", "--games", "2",
-         "--target", "5", "--seed", "3", "--json", "--log-dir", str(tmp_path / run),
+         "--target", "3", "--seed", "3", "--json", "--log-dir", str(tmp_path / run),
          "--store", str(tmp_path / f"{run}.sqlite"), "--tc", "120+120"],
         cwd=ROOT, text=True, capture_output=True, timeout=180)
     assert out.returncode == 0, out.stderr
