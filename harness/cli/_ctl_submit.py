@@ -82,7 +82,9 @@ def pack(folder: Path, out: IO[bytes]) -> None:
         info.uname = info.gname = ""
         return info
 
-    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+    # gzip's own default level (as ``tar czf``): half the time of tarfile's level 9, for
+    # a bundle about 1% larger.
+    with tarfile.open(fileobj=out, mode="w:gz", compresslevel=6) as tar:
         for entry in sorted(folder.iterdir()):
             tar.add(entry, arcname=entry.name, filter=keep)
 
