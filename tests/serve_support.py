@@ -196,10 +196,9 @@ class Ladder(Started):
 
     def register(self, bot: str, owner: str = "ann") -> str:
         """Register ``bot`` with ``ladder register``; returns its token."""
-        done = subprocess.run(
-            [sys.executable, "-m", "harness", "ladder", str(self.config), "register", bot,
-             "--owner", owner], cwd=REPO, env=self.env, capture_output=True, text=True,
-            timeout=WAIT_S, check=True)
+        done = harness_command("ladder", str(self.config), "register", bot, "--owner", owner,
+                               cwd=REPO, env=self.env)
+        assert done.returncode == 0, done.stderr
         return done.stdout.split()[1]
 
     def sets_played(self, bot: str) -> int:
