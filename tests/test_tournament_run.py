@@ -42,10 +42,13 @@ HEURISTIC_BOT = bot("heuristic")
 
 
 def small_config(tmp_path: Path, games: int = 6, extra: str = "", *, tc: str = "2+10",
-                 second: Bot = HEURISTIC_BOT) -> Path:
-    """Two-handed, random against ``second`` (the heuristic sample bot by default)."""
+                 second: Bot = HEURISTIC_BOT, concurrency: int = 1) -> Path:
+    """Two-handed, random against ``second`` (the heuristic sample bot by default), one
+    game at a time unless ``concurrency`` says more (each game at once starts its own
+    bot processes)."""
     path = tmp_path / "t.toml"
-    path.write_text(toml_config("small", output=tmp_path / "out", games=games, concurrency=2,
+    path.write_text(toml_config("small", output=tmp_path / "out", games=games,
+                                concurrency=concurrency,
                                 tc=tc, extra=extra, rules={"form": "two-handed", "target": 5},
                                 bots=(bot("random"), second)))
     return path
@@ -93,7 +96,7 @@ def test_a_run_killed_with_sigkill_resumes_and_stores_every_game_exactly_once(
     # resumed run.
     count, gate = tmp_path / "started", tmp_path / "open"
     config_path = small_config(
-        tmp_path, games=12, tc="600+600",
+        tmp_path, games=12, tc="600+600", concurrency=2,  # the kill catches two in flight
         second=bot("gated", f"{{python}} {ROOT / 'tests' / 'gated_bot.py'} {count} 8 {gate}"))
     config = load_config(config_path)
     total = config.make_format().total()

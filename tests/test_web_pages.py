@@ -41,7 +41,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 def tournament_file(folder: Path) -> Path:
     path = folder / "t.toml"
     path.write_text(toml_config(
-        "web", games=1, concurrency=2, tc="5+60", rules={"form": "four-handed"},
+        "web", games=1, concurrency=1, tc="5+60", rules={"form": "four-handed"},
         bots=(bot("random"), bot("heuristic"),
               bot("faulty", "{python} -m sample_bots.faulty_bot --mode illegal --after 25"))))
     return path
