@@ -215,3 +215,33 @@ def test_a_stream_whose_handler_is_cancelled_leaves_its_seat_free(tmp_path: Path
             assert session.closed.is_set() and "cancelled" in session.close_reason
 
     run(go())
+
+
+def test_a_call_cancelled_before_its_reader_sees_the_end_frees_its_seat_over_grpc(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same order over real gRPC: the stream's reader is held so that it never sees
+    the end of the stream; the bot cancels its call, gRPC cancels the handler, and the
+    seat is free at once, for the same token to dial in again."""
+    from harness.referee.session import Session
+
+    async def held_reader(self: Session) -> None:
+        await asyncio.Event().wait()  # never sees the stream end
+
+    monkeypatch.setattr(Session, "read_loop", held_reader)
+
+    async def go() -> None:
+        async with arena(tmp_path, ("random", RANDOM, 1)) as a:
+            a.add(Entrant("remote", tokens=(TOKEN,)), 1)
+            slot = a.pool.instances("remote")[0].slot
+            async with grpc.aio.insecure_channel(a.server.address) as channel:
+                first = Stream(channel)
+                assert (await first.hello(messages.hello("cancel", "1", TOKEN))
+                        ).HasField("welcome")
+                assert slot.live
+                first.call.cancel()
+                await wait_until(lambda: not slot.live, timeout=30, what="the seat to be free")
+                again = Stream(channel)
+                assert (await again.hello(messages.hello("again", "1", TOKEN))
+                        ).HasField("welcome")
+                again.call.cancel()
+    run(go())
