@@ -30,6 +30,19 @@ def _sets(store_path: Path) -> list[SetStatus]:
         return [s.status for s in SetLog(store).sets()]
 
 
+def _ready_to_kill(store_path: Path, ladder: Ladder) -> bool:
+    """Three sets complete, one of them the visitor's, and a set in flight none of whose
+    games is stored yet: it has both its games to go, so a kill now catches it in flight
+    (a set seen in flight with one game to go could end before the kill lands)."""
+    if not store_path.exists() or ladder.sets_played("visitor") < 1:
+        return False
+    with LadderStore(store_path) as store, ResultsStore(store_path) as results:
+        sets = SetLog(store).sets()
+        stored = {g.game_key.rsplit("/", 1)[0] for g in results.games()}
+    return (sum(s.status is SetStatus.COMPLETE for s in sets) >= 3
+            and any(s.status is SetStatus.IN_PROGRESS and s.key not in stored for s in sets))
+
+
 @pytest.mark.long
 def test_kill_9_and_restart_keeps_everything_finished(tmp_path: Path) -> None:
     store_path = tmp_path / "out" / "ladder.sqlite"
@@ -40,8 +53,8 @@ def test_kill_9_and_restart_keeps_everything_finished(tmp_path: Path) -> None:
     try:
         token = first.register("visitor")
         visitors = random_bots(first.address, token)
-        first.wait_for(lambda: _sets(store_path).count(SetStatus.COMPLETE) >= 3
-                       and first.sets_played("visitor") >= 1, "the visitor's first set")
+        first.wait_for(lambda: _ready_to_kill(store_path, first),
+                       "the visitor's first set, and a set just begun", interval=0.02)
         first.stop(signal.SIGKILL)
         with ResultsStore(store_path) as results:
             games_before = {g.game_key for g in results.games()}
