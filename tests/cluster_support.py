@@ -1,5 +1,5 @@
 """Helpers for the tests that use a Dask cluster: a scheduler and a worker started as
-separate commands (as on several machines), and a free port for the scheduler."""
+separate commands (as on several machines). Their ports come from tests/ports.py."""
 
 from __future__ import annotations
 
@@ -9,15 +9,9 @@ import time
 from pathlib import Path
 
 from distributed import Client
-from ports import unused_port
 from waiting import WAIT_S, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    """A port for a scheduler, outside the range the kernel hands out (tests/ports.py)."""
-    return unused_port()
 
 
 def start_cluster(port: int, log: Path) -> list[subprocess.Popen[bytes]]:

@@ -17,10 +17,11 @@ from typing import Any
 
 import psutil
 import pytest
-from cluster_support import free_port, start_cluster, stop
+from cluster_support import start_cluster, stop
 from configs import RANDOM, bot, toml_config
 from distributed import Client, LocalCluster
 from distributed.comm.core import CommClosedError
+from ports import unused_port
 from waiting import wait_for, wait_until
 
 from harness.cli import build_parser
@@ -201,7 +202,7 @@ def test_a_bot_that_cannot_start_on_a_worker_stops_the_run_naming_the_worker(
 def test_an_unreachable_scheduler_is_a_cluster_error_naming_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cluster_client, "CONNECT_TIMEOUT", 1.0)
-    address = f"tcp://127.0.0.1:{free_port()}"  # nothing listens there
+    address = f"tcp://127.0.0.1:{unused_port()}"  # nothing listens there
     cfg = load_config(config_file(tmp_path), {"cluster.scheduler": address})
     with pytest.raises(ClusterError, match=f"cannot use the Dask cluster at {address}"):
         run(cfg)
@@ -272,7 +273,7 @@ def test_games_out_when_the_scheduler_is_lost_are_dropped_after_the_first_says_s
 
 @pytest.mark.long
 def test_a_lost_scheduler_stops_the_run_cleanly_and_it_resumes_later(tmp_path: Path) -> None:
-    port = free_port()
+    port = unused_port()
     address = f"tcp://127.0.0.1:{port}"
     path = config_file(tmp_path, games=10)
     procs = start_cluster(port, tmp_path / "cluster.log")

@@ -113,10 +113,6 @@ def _step(doc: str, line: int, lang: str, body: str, directive: str | None) -> S
     raise AssertionError(f"{doc}:{line}: unknown doc-walk marker {directive!r}")
 
 
-def free_port() -> int:
-    return unused_port()
-
-
 def test_every_doc_has_only_known_markers_and_classified_blocks() -> None:
     for doc in DOCS:
         found = list(steps(doc))
@@ -145,7 +141,7 @@ def test_every_documented_command_runs_as_written_in_order(tmp_path: Path) -> No
         shim = bin_dir / name
         shim.write_text(f'#!/bin/sh\nexec {argv} "$@"\n')
         shim.chmod(0o755)
-    ports = {"50051": str(free_port()), "8080": str(free_port())}
+    ports = {"50051": str(unused_port()), "8080": str(unused_port())}
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
            "PYTHONPATH": str(ROOT), "EUCHRE_REFEREE_ADDRESS": f"127.0.0.1:{ports['50051']}"}
     env.pop("EUCHRE_OPERATOR_TOKEN", None)

@@ -95,8 +95,9 @@ def window(store: Path, pid: int) -> Window:
     while time.monotonic() - start < WINDOW_S:
         time.sleep(SAMPLE_S)
         if (count := games_stored(store)) > last:
-            longest = max(longest, time.monotonic() - last_new)
-            last, last_new = count, time.monotonic()
+            now = time.monotonic()
+            longest = max(longest, now - last_new)
+            last, last_new = count, now
     end = time.monotonic()
     longest = max(longest, end - last_new)
     used = max(cpu_seconds(pid) - cpu, 1 / CLOCK_TICKS)

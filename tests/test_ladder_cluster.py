@@ -19,9 +19,10 @@ from pathlib import Path
 
 import psutil
 import pytest
-from cluster_support import free_port, start_cluster, stop
+from cluster_support import start_cluster, stop
 from configs import RANDOM, Bot, toml_config
 from distributed import Client, LocalCluster
+from ports import unused_port
 from serve_support import Started
 
 from harness.cli import build_parser
@@ -201,7 +202,7 @@ def test_a_worker_killed_mid_set_loses_nothing_and_stores_nothing_twice(
 @pytest.mark.long
 def test_a_lost_scheduler_leaves_the_ladder_playing_on_its_referee_until_it_is_back(
         tmp_path: Path) -> None:
-    port = free_port()
+    port = unused_port()
     address = f"tcp://127.0.0.1:{port}"
     config = tmp_path / "ladder.toml"
     config.write_text(toml_config("lost", output=tmp_path / "out", concurrency=1, tc="5+30",

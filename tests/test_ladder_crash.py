@@ -22,6 +22,8 @@ from harness.ladder.sets import SetLog
 from harness.storage.ladder import LadderStore
 from harness.storage.results import ResultsStore
 
+CRASH_LADDER = "crash-ladder"
+
 
 def _sets(store_path: Path) -> list[SetStatus]:
     if not store_path.exists():
@@ -30,37 +32,41 @@ def _sets(store_path: Path) -> list[SetStatus]:
         return [s.status for s in SetLog(store).sets()]
 
 
-def _ready_to_kill(store_path: Path, ladder: Ladder) -> bool:
+def _ready_to_kill(store_path: Path) -> bool:
     """Three sets complete, one of them the visitor's, and a set in flight none of whose
     games is stored yet: it has both its games to go, so a kill now catches it in flight
     (a set seen in flight with one game to go could end before the kill lands)."""
-    if not store_path.exists() or ladder.sets_played("visitor") < 1:
+    if not store_path.exists():
         return False
-    with LadderStore(store_path) as store, ResultsStore(store_path) as results:
+    with LadderStore(store_path) as store:
         sets = SetLog(store).sets()
-        stored = {g.game_key.rsplit("/", 1)[0] for g in results.games()}
-    return (sum(s.status is SetStatus.COMPLETE for s in sets) >= 3
-            and any(s.status is SetStatus.IN_PROGRESS and s.key not in stored for s in sets))
+    complete = [s for s in sets if s.status is SetStatus.COMPLETE]
+    begun = [f"{s.key}/" for s in sets if s.status is SetStatus.IN_PROGRESS]
+    if len(complete) < 3 or not any("visitor" in s.base for s in complete) or not begun:
+        return False
+    with ResultsStore(store_path) as results:
+        stored = results.count_keys(CRASH_LADDER, begun)  # games stored of each set
+    return 0 in stored.values()
 
 
 @pytest.mark.long
 def test_kill_9_and_restart_keeps_everything_finished(tmp_path: Path) -> None:
     store_path = tmp_path / "out" / "ladder.sqlite"
-    first = Ladder(tmp_path, name="crash-ladder", port=unused_port(),  # tests/ports.py
+    first = Ladder(tmp_path, name=CRASH_LADDER, port=unused_port(),  # tests/ports.py
                    concurrency=2)  # so that the kill catches a set in flight
     second = None
     visitors = []
     try:
         token = first.register("visitor")
         visitors = random_bots(first.address, token)
-        first.wait_for(lambda: _ready_to_kill(store_path, first),
+        first.wait_for(lambda: _ready_to_kill(store_path),
                        "the visitor's first set, and a set just begun", interval=0.02)
         first.stop(signal.SIGKILL)
         with ResultsStore(store_path) as results:
             games_before = {g.game_key for g in results.games()}
         statuses_before = _sets(store_path)
 
-        second = Ladder(tmp_path, name="crash-ladder", port=first.port, concurrency=2)
+        second = Ladder(tmp_path, name=CRASH_LADDER, port=first.port, concurrency=2)
         played = second.sets_played("visitor")
         second.wait_for(lambda: second.sets_played("visitor") > played,
                         "the visitor to come back")
