@@ -34,10 +34,12 @@ CPP_SOURCE = REPO_ROOT / "sample_bots" / "cpp"
 TOOLS = ("cmake", "c++", "protoc", "grpc_cpp_plugin")
 INSTALL_HINT = "apt-get install -y cmake g++ libgrpc++-dev protobuf-compiler-grpc"
 
-# The sample's build, as a hosted bot's manifest would give it (a debug build: it compiles
-# in about two thirds of the time of the default release build, and nothing here times
-# the bot).
-BUILD = "cmake -S sample_bots/cpp -B {out} -DCMAKE_BUILD_TYPE=Debug && cmake --build {out} -j 2"
+# The sample's build, as a hosted bot's manifest would give it: unoptimised and without
+# debug information (-O0 alone), which compiles in about half the CPU time of the default
+# release build and a sixth less than a debug build; nothing here times the bot or
+# debugs it.
+BUILD = ("cmake -S sample_bots/cpp -B {out} -DCMAKE_BUILD_TYPE=Debug "
+         "-DCMAKE_CXX_FLAGS_DEBUG=-O0 && cmake --build {out} -j 2")
 
 
 class MissingPrerequisite(Exception):

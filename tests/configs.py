@@ -81,13 +81,14 @@ SLEEPY_BOT = Path(__file__).resolve().parent.parent / "bench" / "sleepy_bot.py"
 HOUSE_PACE_MS = 10
 
 
-def paced(name: str, ms: int = HOUSE_PACE_MS) -> Bot:
-    """The sample bot ``name`` (random or heuristic), sleeping ``ms`` milliseconds before
-    each decision (bench/sleepy_bot.py): house bots for a test whose ladder runs long
-    while the test waits for something else than games (a build, an upload). House bots
-    play each other for as long as the ladder runs; at full speed they would take a core
-    all that time. (A test that waits for games gains nothing: each game costs as much.)"""
-    return Bot(name, f"{{python}} {SLEEPY_BOT} {name}", {"SLEEPY_BOT_MS": str(ms)})
+def paced(name: str, ms: int = HOUSE_PACE_MS, *, kind: str | None = None) -> Bot:
+    """The sample bot ``kind`` (random or heuristic; by default ``name``) named ``name``,
+    sleeping ``ms`` milliseconds before each decision (bench/sleepy_bot.py): house bots
+    for a test whose ladder runs long while the test waits for something else than games
+    (a build, an upload, a restart). House bots play each other for as long as the ladder
+    runs; at full speed they would take a core all that time. (A test that waits for
+    games gains nothing: each game costs as much.)"""
+    return Bot(name, f"{{python}} {SLEEPY_BOT} {kind or name}", {"SLEEPY_BOT_MS": str(ms)})
 
 
 PACED_HOUSE = (paced("random"), paced("heuristic"))

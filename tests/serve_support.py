@@ -17,7 +17,7 @@ from typing import Any
 
 import grpc
 from cli_support import harness_command
-from configs import RANDOM, Raw, bot, toml_config
+from configs import PACED_HOUSE, RANDOM, RANDOM_AND_HEURISTIC, Raw, bot, toml_config
 from waiting import WAIT_S, wait_for
 
 from harness.ladder.matchmaking import SetStatus
@@ -168,17 +168,19 @@ class Ladder(Started):
     long as its test runs, most of which waits on something else (a restart, a page),
     and each set more at once is that much more of the machine's time. With
     ``house_only_with_visitors``, the house bots play only the visitors that dial in,
-    not each other."""
+    not each other. With ``paced``, the house bots sleep a few milliseconds before each
+    decision (``configs.paced``): for a test that needs the house bots to play each other
+    but waits for something else meanwhile (a page, a visitor, a restart)."""
 
     def __init__(self, folder: Path, *extra: str, name: str = "ladder",
                  concurrency: int = 1, port: int = 0,
-                 house_only_with_visitors: bool = False,
+                 house_only_with_visitors: bool = False, paced: bool = False,
                  env: dict[str, str] | None = None,
                  file_limit: tuple[int, int] | None = None) -> None:
         self.config = folder / "ladder.toml"
         self.config.write_text(toml_config(
             name, output=folder / "out", concurrency=concurrency, tc="5+30",
-            rules={"target": 3},
+            rules={"target": 3}, bots=PACED_HOUSE if paced else RANDOM_AND_HEURISTIC,
             extra="[ladder]\nhouse_vs_house = false\n" if house_only_with_visitors else ""))
         self.store = folder / "out" / "ladder.sqlite"
         super().__init__([sys.executable, "-m", "harness", "-v", "ladder", str(self.config),

@@ -30,7 +30,7 @@ class ApiLadder(Ladder):
     def __init__(self, tmp_path: Path, *extra: str,
                  operator_token: str = OPERATOR_TOKEN) -> None:
         self.outputs: list[str] = []
-        super().__init__(tmp_path, *extra, name="api-ladder",
+        super().__init__(tmp_path, *extra, name="api-ladder", paced=True,
                          env={"EUCHRE_OPERATOR_TOKEN": operator_token})
 
     def ctl(self, *args: str, token: str = OPERATOR_TOKEN) -> subprocess.CompletedProcess[str]:

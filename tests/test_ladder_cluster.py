@@ -20,7 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 from cluster_support import start_cluster, stop
-from configs import RANDOM, Bot, toml_config
+from configs import Bot, paced, toml_config
 from distributed import Client, LocalCluster
 from ports import unused_port
 from serve_support import Started
@@ -208,7 +208,8 @@ def test_a_lost_scheduler_leaves_the_ladder_playing_on_its_referee_until_it_is_b
     config.write_text(toml_config("lost", output=tmp_path / "out", concurrency=1, tc="5+30",
                                   extra="[ladder]\ncluster_retry_seconds = 1.0",
                                   rules={"target": 3},
-                                  bots=(Bot("r1", RANDOM), Bot("r2", RANDOM))))
+                                  bots=(paced("r1", kind="random"),
+                                        paced("r2", kind="random"))))
     store = tmp_path / "out" / "ladder.sqlite"
 
     def rows() -> list[GameRow]:

@@ -29,7 +29,7 @@ class LiveLadder(Ladder):
 
     def __init__(self, tmp_path: Path) -> None:
         self.bots: list[subprocess.Popen[bytes]] = []
-        super().__init__(tmp_path, "--http-port", "0", name="api-ladder",
+        super().__init__(tmp_path, "--http-port", "0", name="api-ladder", paced=True,
                          env={"EUCHRE_OPERATOR_TOKEN": OPERATOR_TOKEN})
         self.url = self.said("live page on ").rstrip("/")
 
