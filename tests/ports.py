@@ -8,19 +8,30 @@ its server binding it, another process can take it; a test that then connects to
 talks to a stranger (a Dask client once read a gRPC server's HTTP/2 SETTINGS frame as a
 68 MB message). The ports here lie below the ephemeral range, where the kernel never
 hands out a port by itself: only a program that names one binds it.
+
+Two tests (in two workers of this run, or in a second run of the suite on the same
+machine) could still draw the same port and both start a server on it. So each port
+drawn here is also claimed: an exclusive lock on a file named after it, in a folder of
+the system's temporary directory, held until the process that drew it exits. A port
+another process has claimed is never drawn.
 """
 
 from __future__ import annotations
 
+import fcntl
 import random
 import socket
+import tempfile
 from pathlib import Path
+from typing import IO
 
 RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
 LOWEST = 20000  # below the ephemeral range, above the ports services commonly use
 # Drawn from the system's randomness: a test that seeds the random module must not make
 # two test workers, or two runs of the suite, draw the same ports in the same order.
 _draw = random.SystemRandom()
+CLAIMS = Path(tempfile.gettempdir()) / "euchre-harness-test-ports"
+_claimed: list[IO[bytes]] = []  # open, locked: the claims last as long as this process
 
 
 def _ephemeral_range() -> tuple[int, int]:
@@ -31,9 +42,23 @@ def _ephemeral_range() -> tuple[int, int]:
     return low, high
 
 
+def _claim(port: int) -> bool:
+    """Lock ``port``'s file for the rest of this process; False if another holds it."""
+    CLAIMS.mkdir(exist_ok=True)
+    handle = open(CLAIMS / str(port), "ab")  # noqa: SIM115 - held open: the claim
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        return False
+    _claimed.append(handle)
+    return True
+
+
 def unused_port() -> int:
     """A loopback TCP port that nothing is bound to now, outside the kernel's ephemeral
-    range (so that no port-0 bind or outgoing connection takes it meanwhile)."""
+    range (so that no port-0 bind or outgoing connection takes it meanwhile), and that
+    no other test process has drawn (it stays claimed until this process exits)."""
     low, high = _ephemeral_range()
     bottom, top = (LOWEST, low) if low > LOWEST + 1000 else (high + 1, 65536)
     for _ in range(200):
@@ -43,5 +68,6 @@ def unused_port() -> int:
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
-        return port
+        if _claim(port):
+            return port
     raise AssertionError(f"no unused loopback port found from {bottom} to {top - 1}")
