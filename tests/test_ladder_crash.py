@@ -52,8 +52,11 @@ def _ready_to_kill(store_path: Path) -> bool:
 @pytest.mark.long
 def test_kill_9_and_restart_keeps_everything_finished(tmp_path: Path) -> None:
     store_path = tmp_path / "out" / "ladder.sqlite"
+    # Two sets at once, so that the kill catches a set in flight; the house bots think
+    # 10 ms a decision, so that a set seen in flight with both games to go lasts far
+    # longer than the moment from that poll to the kill.
     first = Ladder(tmp_path, name=CRASH_LADDER, port=unused_port(),  # tests/ports.py
-                   concurrency=2)  # so that the kill catches a set in flight
+                   concurrency=2, paced=True)
     second = None
     visitors = []
     try:
