@@ -24,6 +24,14 @@ match. The ratios compare referee wall us per decision with the raw mean round t
 the referee's CPU per decision with the raw server's CPU per round trip, run by run; the
 medians over ``--runs`` are printed.
 
+``CPU by thread`` splits the referee's CPU in the K = 1 match, and the raw server's in
+the same run, by the threads of the process (from ``/proc/self/task``, Linux only): the
+main thread (the event loop: all of the referee's Python, and gRPC's work done inline
+when it writes and reads), the other threads that Python started (gRPC's poller thread,
+which waits on gRPC's completion queue and wakes the event loop), and the threads gRPC's
+C core started (``event_engine``: sockets, timers). It shows which part of the referee's
+CPU is the transport, which the raw server pays alike, and which is the referee's own.
+
 ``--profile`` then plays one more K = 1 match of ``--games`` games under ``cProfile``
 (main thread, where all of the referee's Python runs) and prints the top functions by
 cumulative and by own time, per decision.
@@ -56,6 +64,7 @@ from pathlib import Path
 from typing import Any, cast
 
 ROOT = Path(__file__).resolve().parent.parent
+THREAD_KINDS = ("main", "Python threads", "gRPC core threads")
 for p in (ROOT, ROOT / "bench"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
@@ -117,6 +126,7 @@ class MatchStats:
     faults: dict[str, int]
     abnormal: int  # games that did not end normally
     decision_us: list[float]  # request -> reply, as the referee records it
+    threads: dict[str, float]  # CPU seconds by THREAD_KINDS (empty where not measurable)
 
     @property
     def messages(self) -> int:
@@ -149,10 +159,12 @@ async def play_lanes(arena: Arena, k: int, games: int, tc: TimeControl, tag: str
                                             time_control=tc))
 
     WRITES.clear()
+    by_thread = thread_cpu()
     cpu0, main0, t0 = time.process_time(), time.thread_time(), time.perf_counter()
     await asyncio.gather(*(lane(i) for i in range(k)))
     wall = time.perf_counter() - t0
     cpu, main_cpu = time.process_time() - cpu0, time.thread_time() - main0
+    threads = cpu_by_thread_kind(by_thread, thread_cpu())
     faults: collections.Counter[str] = collections.Counter()
     decision_us: list[float] = []
     for r in results:
@@ -160,7 +172,48 @@ async def play_lanes(arena: Arena, k: int, games: int, tc: TimeControl, tag: str
         decision_us.extend(ms * 1000 for ms in r.record["decision_ms"])
     return MatchStats(k, len(results), len(decision_us), wall, cpu, main_cpu, dict(WRITES),
                       dict(faults), sum(r.termination is not Termination.NORMAL
-                                        for r in results), decision_us)
+                                        for r in results), decision_us, threads)
+
+
+# ------------------------------------------------------------------ CPU by thread
+
+
+def thread_cpu() -> dict[str, tuple[str, float]]:
+    """Each thread of this process: its name (``comm``) and CPU seconds so far, by thread
+    id; empty where ``/proc`` does not give them."""
+    out: dict[str, tuple[str, float]] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            stat = Path(f"/proc/self/task/{tid}/stat").read_text()
+            name = Path(f"/proc/self/task/{tid}/comm").read_text().strip()
+        except OSError:  # the thread ended meanwhile
+            continue
+        fields = stat.rsplit(")", 1)[1].split()  # after the name, which may hold spaces
+        out[tid] = (name, (int(fields[11]) + int(fields[12])) / tick)  # utime + stime
+    return out
+
+
+def cpu_by_thread_kind(before: dict[str, tuple[str, float]],
+                       after: dict[str, tuple[str, float]]) -> dict[str, float]:
+    """CPU seconds between two :func:`thread_cpu` readings by THREAD_KINDS: this main
+    thread; the other threads with the main thread's name (Python names none of the
+    threads it starts); and the rest, which gRPC's C core started and named."""
+    main = str(os.getpid())
+    if main not in after:
+        return {}
+    python = after[main][0]
+    out = dict.fromkeys(THREAD_KINDS, 0.0)
+    for tid, (name, cpu) in after.items():
+        used = cpu - before.get(tid, (name, 0.0))[1]
+        kind = "main" if tid == main else "Python threads" if name == python \
+            else "gRPC core threads"
+        out[kind] += used
+    return out
 
 
 # ------------------------------------------------------------------ the game alone
@@ -287,7 +340,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                         run_out["matches"][k] = m
                     m1 = run_out["matches"][min(levels)]
                     ev = m1.messages / m1.decisions - 1
+                    before = thread_cpu()
                     run_out["pp_plain"] = await plain.run(args.pingpong_n)
+                    run_out["pp_plain_threads"] = cpu_by_thread_kind(before, thread_cpu())
                     run_out["pp_events"] = await events4.run(args.pingpong_n, events=ev)
                     run_out["pp_queue"] = await events4.run(args.pingpong_n, events=ev,
                                                             mode="queue")
@@ -392,6 +447,21 @@ def report(out: dict[str, Any], levels: Sequence[int], tc: str) -> dict[str, Any
     for lab, v in ratios.items():
         print(f"  {lab:<50} {v:5.2f}")
     summary["ratios"] = ratios
+    k1_threads = [(r["matches"][k1].threads, r["matches"][k1].decisions,
+                   r["pp_plain_threads"], r["pp_plain"].n) for r in runs]
+    if all(t and p for t, _, p, _ in k1_threads):
+        print(f"\nCPU by thread, us (referee: per decision, K={k1}; raw: per round trip, 1 "
+              f"client, request only; medians over runs)")
+        print(f"{'':<20} {'referee':>8} {'raw':>8}")
+        summary["threads"] = {}
+        def per(t: dict[str, float], n: int, kind: str) -> float:
+            return (sum(t.values()) if kind == "all" else t[kind]) / n * 1e6
+
+        for kind in (*THREAD_KINDS, "all"):
+            referee = _median([per(t, d, kind) for t, d, _, _ in k1_threads])
+            raw = _median([per(p, n, kind) for _, _, p, n in k1_threads])
+            print(f"{kind:<20} {referee:>8.0f} {raw:>8.0f}")
+            summary["threads"][kind] = {"referee_us": referee, "raw_us": raw}
     print(f"\nfaults + abnormal endings, all configurations and runs: {total_faults}")
     summary["faults_total"] = total_faults
     return summary
