@@ -127,6 +127,7 @@ class MatchStats:
     abnormal: int  # games that did not end normally
     decision_us: list[float]  # request -> reply, as the referee records it
     threads: dict[str, float]  # CPU seconds by THREAD_KINDS (empty where not measurable)
+    bots_cpu_s: float | None  # the bot processes' CPU over the match (None: not measurable)
 
     @property
     def messages(self) -> int:
@@ -159,12 +160,17 @@ async def play_lanes(arena: Arena, k: int, games: int, tc: TimeControl, tag: str
                                             time_control=tc))
 
     WRITES.clear()
+    bot_pids = [i.process.pid for i in arena.pool.instances(BOT)
+                if i.process is not None and i.process.pid is not None]
+    bots0 = processes_cpu(bot_pids)
     by_thread = thread_cpu()
     cpu0, main0, t0 = time.process_time(), time.thread_time(), time.perf_counter()
     await asyncio.gather(*(lane(i) for i in range(k)))
     wall = time.perf_counter() - t0
     cpu, main_cpu = time.process_time() - cpu0, time.thread_time() - main0
     threads = cpu_by_thread_kind(by_thread, thread_cpu())
+    bots1 = processes_cpu(bot_pids)
+    bots_cpu = None if bots0 is None or bots1 is None else bots1 - bots0
     faults: collections.Counter[str] = collections.Counter()
     decision_us: list[float] = []
     for r in results:
@@ -172,7 +178,7 @@ async def play_lanes(arena: Arena, k: int, games: int, tc: TimeControl, tag: str
         decision_us.extend(ms * 1000 for ms in r.record["decision_ms"])
     return MatchStats(k, len(results), len(decision_us), wall, cpu, main_cpu, dict(WRITES),
                       dict(faults), sum(r.termination is not Termination.NORMAL
-                                        for r in results), decision_us, threads)
+                                        for r in results), decision_us, threads, bots_cpu)
 
 
 # ------------------------------------------------------------------ CPU by thread
@@ -196,6 +202,20 @@ def thread_cpu() -> dict[str, tuple[str, float]]:
         fields = stat.rsplit(")", 1)[1].split()  # after the name, which may hold spaces
         out[tid] = (name, (int(fields[11]) + int(fields[12])) / tick)  # utime + stime
     return out
+
+
+def processes_cpu(pids: Sequence[int]) -> float | None:
+    """The CPU seconds so far of the processes ``pids`` (every thread), from ``/proc``;
+    None if one of them cannot be read."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
 
 
 def cpu_by_thread_kind(before: dict[str, tuple[str, float]],
@@ -343,7 +363,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     before = thread_cpu()
                     run_out["pp_plain"] = await plain.run(args.pingpong_n)
                     run_out["pp_plain_threads"] = cpu_by_thread_kind(before, thread_cpu())
+                    clients = [p.pid for p in events4.procs]
+                    clients0 = processes_cpu(clients)
                     run_out["pp_events"] = await events4.run(args.pingpong_n, events=ev)
+                    clients1 = processes_cpu(clients)
+                    run_out["pp_events_clients_cpu_s"] = (
+                        None if clients0 is None or clients1 is None else clients1 - clients0)
                     run_out["pp_queue"] = await events4.run(args.pingpong_n, events=ev,
                                                             mode="queue")
                     out["runs"].append(run_out)
@@ -462,6 +487,16 @@ def report(out: dict[str, Any], levels: Sequence[int], tc: str) -> dict[str, Any
             raw = _median([per(p, n, kind) for _, _, p, n in k1_threads])
             print(f"{kind:<20} {referee:>8.0f} {raw:>8.0f}")
             summary["threads"][kind] = {"referee_us": referee, "raw_us": raw}
+    bots = [(r["matches"][k1].bots_cpu_s, r["matches"][k1].decisions,
+             r["pp_events_clients_cpu_s"], r["pp_events"].n) for r in runs]
+    if all(b is not None and c is not None for b, _, c, _ in bots):
+        per_bots = _median([b / d * 1e6 for b, d, _, _ in bots])
+        per_clients = _median([c / n * 1e6 for _, _, c, n in bots])
+        print(f"\nthe other side, us of CPU: the four bot processes per decision (K={k1}) "
+              f"{per_bots:.0f}; the four raw clients per round trip (same events) "
+              f"{per_clients:.0f}")
+        summary["bots_cpu_us"] = {"bots_per_decision": per_bots,
+                                  "raw_clients_per_round_trip": per_clients}
     print(f"\nfaults + abnormal endings, all configurations and runs: {total_faults}")
     summary["faults_total"] = total_faults
     return summary
