@@ -12,13 +12,15 @@ hands out a port by itself: only a program that names one binds it.
 Two tests (in two workers of this run, or in a second run of the suite on the same
 machine) could still draw the same port and both start a server on it. So each port
 drawn here is also claimed: an exclusive lock on a file named after it, in a folder of
-the system's temporary directory, held until the process that drew it exits. A port
-another process has claimed is never drawn.
+the system's temporary directory (one per user), held until the process that drew it
+exits. A port another process has claimed is never drawn. Where no such file can be made,
+a port is drawn unclaimed, as it was before claims.
 """
 
 from __future__ import annotations
 
 import fcntl
+import os
 import random
 import socket
 import tempfile
@@ -30,7 +32,7 @@ LOWEST = 20000  # below the ephemeral range, above the ports services commonly u
 # Drawn from the system's randomness: a test that seeds the random module must not make
 # two test workers, or two runs of the suite, draw the same ports in the same order.
 _draw = random.SystemRandom()
-CLAIMS = Path(tempfile.gettempdir()) / "euchre-harness-test-ports"
+CLAIMS = Path(tempfile.gettempdir()) / f"euchre-harness-test-ports-{os.getuid()}"
 _claimed: list[IO[bytes]] = []  # open, locked: the claims last as long as this process
 
 
@@ -43,9 +45,13 @@ def _ephemeral_range() -> tuple[int, int]:
 
 
 def _claim(port: int) -> bool:
-    """Lock ``port``'s file for the rest of this process; False if another holds it."""
-    CLAIMS.mkdir(exist_ok=True)
-    handle = open(CLAIMS / str(port), "ab")  # noqa: SIM115 - held open: the claim
+    """Lock ``port``'s file for the rest of this process; False if another holds it
+    (True, unclaimed, if the file cannot be made)."""
+    try:
+        CLAIMS.mkdir(exist_ok=True)
+        handle = open(CLAIMS / str(port), "ab")  # noqa: SIM115 - held open: the claim
+    except OSError:
+        return True
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
