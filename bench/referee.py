@@ -128,6 +128,7 @@ class MatchStats:
     decision_us: list[float]  # request -> reply, as the referee records it
     threads: dict[str, float]  # CPU seconds by THREAD_KINDS (empty where not measurable)
     bots_cpu_s: float | None  # the bot processes' CPU over the match (None: not measurable)
+    bot_processes: int  # how many: every bot the arena started (4 x the largest K)
 
     @property
     def messages(self) -> int:
@@ -178,7 +179,8 @@ async def play_lanes(arena: Arena, k: int, games: int, tc: TimeControl, tag: str
         decision_us.extend(ms * 1000 for ms in r.record["decision_ms"])
     return MatchStats(k, len(results), len(decision_us), wall, cpu, main_cpu, dict(WRITES),
                       dict(faults), sum(r.termination is not Termination.NORMAL
-                                        for r in results), decision_us, threads, bots_cpu)
+                                        for r in results), decision_us, threads, bots_cpu,
+                      len(bot_pids))
 
 
 # ------------------------------------------------------------------ CPU by thread
@@ -492,9 +494,9 @@ def report(out: dict[str, Any], levels: Sequence[int], tc: str) -> dict[str, Any
     if all(b is not None and c is not None for b, _, c, _ in bots):
         per_bots = _median([b / d * 1e6 for b, d, _, _ in bots])
         per_clients = _median([c / n * 1e6 for _, _, c, n in bots])
-        print(f"\nthe other side, us of CPU: the four bot processes per decision (K={k1}) "
-              f"{per_bots:.0f}; the four raw clients per round trip (same events) "
-              f"{per_clients:.0f}")
+        print(f"\nthe other side, us of CPU: the {runs[0]['matches'][k1].bot_processes} bot "
+              f"processes per decision (K={k1}, idle ones included) {per_bots:.0f}; the four "
+              f"raw clients per round trip (same events) {per_clients:.0f}")
         summary["bots_cpu_us"] = {"bots_per_decision": per_bots,
                                   "raw_clients_per_round_trip": per_clients}
     print(f"\nfaults + abnormal endings, all configurations and runs: {total_faults}")
