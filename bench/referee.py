@@ -25,12 +25,13 @@ the referee's CPU per decision with the raw server's CPU per round trip, run by 
 medians over ``--runs`` are printed.
 
 ``CPU by thread`` splits the referee's CPU in the K = 1 match, and the raw server's in
-the same run, by the threads of the process (from ``/proc/self/task``, Linux only): the
-main thread (the event loop: all of the referee's Python, and gRPC's work done inline
-when it writes and reads), the other threads that Python started (gRPC's poller thread,
-which waits on gRPC's completion queue and wakes the event loop), and the threads gRPC's
-C core started (``event_engine``: sockets, timers). It shows which part of the referee's
-CPU is the transport, which the raw server pays alike, and which is the referee's own.
+the same run, by the threads of the process (psutil, with the names from
+``/proc/self/task``: Linux only): the main thread (the event loop: all of the referee's
+Python, and gRPC's work done inline when it writes and reads), the other threads that
+Python started (gRPC's poller thread, which waits on gRPC's completion queue and wakes the
+event loop), and the threads gRPC's C core started (``event_engine``: sockets, timers).
+It shows which part of the referee's CPU is the transport, which the raw server pays
+alike, and which is the referee's own.
 
 ``--profile`` then plays one more K = 1 match of ``--games`` games under ``cProfile``
 (main thread, where all of the referee's Python runs) and prints the top functions by
@@ -71,6 +72,7 @@ for p in (ROOT, ROOT / "bench"):
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # no INFO line per fork() of a bot
 
 import grpc  # noqa: E402
+import psutil  # noqa: E402
 from pingpong import GrpcPingPong, RunStats, message_sizes  # noqa: E402
 
 from harness._generated.euchre.v1 import referee_pb2 as rpb  # noqa: E402
@@ -187,37 +189,25 @@ async def play_lanes(arena: Arena, k: int, games: int, tc: TimeControl, tag: str
 
 
 def thread_cpu() -> dict[str, tuple[str, float]]:
-    """Each thread of this process: its name (``comm``) and CPU seconds so far, by thread
-    id; empty where ``/proc`` does not give them."""
+    """Each thread of this process: its name (``/proc/self/task/ID/comm``) and CPU seconds
+    so far (psutil), by thread id; empty where the names cannot be read."""
     out: dict[str, tuple[str, float]] = {}
-    tick = os.sysconf("SC_CLK_TCK")
-    try:
-        tids = os.listdir("/proc/self/task")
-    except OSError:
-        return out
-    for tid in tids:
+    for thread in psutil.Process().threads():
         try:
-            stat = Path(f"/proc/self/task/{tid}/stat").read_text()
-            name = Path(f"/proc/self/task/{tid}/comm").read_text().strip()
-        except OSError:  # the thread ended meanwhile
+            name = Path(f"/proc/self/task/{thread.id}/comm").read_text().strip()
+        except OSError:  # no /proc, or the thread ended meanwhile
             continue
-        fields = stat.rsplit(")", 1)[1].split()  # after the name, which may hold spaces
-        out[tid] = (name, (int(fields[11]) + int(fields[12])) / tick)  # utime + stime
+        out[str(thread.id)] = (name, thread.user_time + thread.system_time)
     return out
 
 
 def processes_cpu(pids: Sequence[int]) -> float | None:
-    """The CPU seconds so far of the processes ``pids`` (every thread), from ``/proc``;
-    None if one of them cannot be read."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return None
-        total += (int(fields[11]) + int(fields[12])) / tick
-    return total
+    """The CPU seconds so far of the processes ``pids`` (every thread, as
+    bench/inprocess.py counts its bots'); None if one of them has gone."""
+    try:
+        return sum(t.user + t.system for t in (psutil.Process(p).cpu_times() for p in pids))
+    except psutil.Error:
+        return None
 
 
 def cpu_by_thread_kind(before: dict[str, tuple[str, float]],
