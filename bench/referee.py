@@ -460,7 +460,8 @@ def report(out: dict[str, Any], levels: Sequence[int], tc: str) -> dict[str, Any
         "decide median / raw median RT (request only)": ratio(
             lambda r: ref(r, "decide_median_us") / r["pp_plain"].median_us),
     }
-    print(f"\nratios, referee K={k1} vs raw (median of per-run ratios; target wall <= 1.5)")
+    print(f"\nratios, referee K={k1} vs raw (median of per-run ratios; the target: wall / "
+          f"raw RT with events at most 1.3, and at most 200 us of referee CPU per decision)")
     for lab, v in ratios.items():
         print(f"  {lab:<50} {v:5.2f}")
     summary["ratios"] = ratios
