@@ -89,3 +89,40 @@ def test_readme_documents_the_address_file_and_tokens() -> None:
     assert "--address-file PATH" in README and "referee on HOST:PORT" in README
     assert re.search(r"seats-per-game x `concurrency` tokens", README)
     assert "Local bots run in the folder `euchre-harness` was started from" in README
+
+
+MARKDOWN_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def heading_anchors(page: Path) -> set[str]:
+    """The anchors a Markdown viewer gives ``page``'s headings (GitHub's rule: lower case,
+    punctuation other than hyphens dropped, spaces made hyphens), outside fenced code."""
+    anchors: set[str] = set()
+    fenced = False
+    for line in page.read_text().splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.startswith("#"):
+            text = re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower())
+            anchors.add(text.replace(" ", "-"))
+    return anchors
+
+
+def test_every_relative_link_of_the_docs_leads_to_a_file_and_heading_that_exist() -> None:
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+             ROOT / "bench" / "README.md"]
+    checked, broken = 0, []
+    for page in pages:
+        for match in MARKDOWN_LINK.finditer(page.read_text()):
+            target = match.group(1)
+            if re.match(r"[a-z][a-z0-9+.-]*:", target):  # https:, mailto: ...
+                continue
+            checked += 1
+            path, _, anchor = target.partition("#")
+            file = page.parent / path if path else page
+            if not file.exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target} (no such file)")
+            elif anchor and file.suffix == ".md" and anchor not in heading_anchors(file):
+                broken.append(f"{page.relative_to(ROOT)}: {target} (no such heading)")
+    assert checked >= 10  # the pattern still finds the docs' links
+    assert not broken, "\n".join(broken)
