@@ -128,9 +128,35 @@ def test_each_decision_keeps_its_own_deadline_on_the_shared_timer() -> None:
         with pytest.raises(BotTimeoutError, match=r"no reply within 0\.200s"):
             await decide(0.2)  # the timer must fire sooner than it was armed for
         assert 0.2 <= loop.time() - started < 4.0
-        await decide(0.3)  # answered at once; the timer is armed for its write (1 s)
+        await decide(0.3)  # answered at once; the timer is armed for its write (10 s)
         # Answered after 1.5 s of its 2 s: the timer fires during it, and only re-arms.
         assert await decide(2.0) >= 1.5
+        assert not session.closed.is_set()
+
+    asyncio.run(main())
+
+
+def test_a_decision_request_whose_write_is_slow_is_not_charged_as_a_disconnect() -> None:
+    """The write of a decision request to a bot that reads its stream blocks only while
+    the referee itself is stalled (gRPC buffers tens of kilobytes; no game sends one bot
+    that much unread): such a write may take the general write timeout, not the
+    decision's time, before the bot counts as gone. Before, a write taking more than
+    1 s (a referee on an overloaded machine) ended a 0.3 s decision as a disconnect."""
+    class LateWriteContext(ReplyingContext):
+        async def write(self, data: messages.Outgoing) -> None:
+            await asyncio.sleep(1.5)  # what a stalled referee does to its own write
+            await super().write(data)
+
+    async def main() -> None:
+        context = LateWriteContext([0.0])
+        session = Session(cast(grpc.aio.ServicerContext[Any, Any], context),
+                          SlotRegistry().add("reader", 0), "reader", "1", "test",
+                          bundles=True)
+        context.session = session
+        request_id = session.new_request_id()
+        request = messages.decision_request(DecisionRequest(request_id=request_id))
+        reply = await session.decide(request_id, request, 0.3)
+        assert reply.request_id == request_id
         assert not session.closed.is_set()
 
     asyncio.run(main())

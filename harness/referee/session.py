@@ -375,7 +375,10 @@ class Session:
         self._strays = 0
         self._last_issued = max(self._last_issued, request_id)
         try:
-            await self.flush(request, timeout=max(timeout, 1.0))
+            # The request's write gets the write timeout of every message (or the
+            # decision's time, if longer): a write to a bot that reads only blocks
+            # when the referee itself is stalled, which is not the bot's fault.
+            await self.flush(request, timeout=max(timeout, WRITE_TIMEOUT))
             if not fut.done():  # the reply's clock starts once the request is written
                 self._reply_by = deadline = loop.time() + timeout
                 self._reply_timeout = timeout
@@ -386,6 +389,8 @@ class Session:
             self._pending = None
             self._pending_id = 0
             self._settle(request_id, _Fate.EXPIRED)
+            if fut.done() and not fut.cancelled():
+                fut.exception()  # settled by close() while the write failed: seen here
 
     def _settle(self, request_id: int, fate: _Fate) -> None:
         """Remember what became of a request (the first fate sticks, except that a later
