@@ -8,7 +8,7 @@ Runs ``python -m pytest`` (default arguments: ``-q``, so the settings of
 its wall time and CPU time. The CPU of a run that starts several hundred processes
 is counted two ways: the CPU of every process the run waited for (``RUSAGE_CHILDREN``:
 its workers, the bots and commands they started and waited for), and the busy time of
-the whole machine during the run (``/proc/stat``, Linux only), which also counts
+the whole machine during the run (psutil), which also counts
 processes that were not waited for (browsers, servers killed on purpose) and anything
 else that ran meanwhile: it is the suite's own only on an otherwise idle machine.
 
@@ -35,6 +35,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import psutil
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
@@ -45,16 +47,12 @@ from referee import environment  # noqa: E402
 from harness.rules import RulesConfig  # noqa: E402
 
 
-def machine_busy_s() -> float | None:
-    """CPU seconds the whole machine has been busy since boot (all cores), or None where
-    ``/proc/stat`` is not there."""
-    try:
-        first = Path("/proc/stat").read_text().split("\n", 1)[0].split()
-    except OSError:
-        return None
-    ticks = [int(v) for v in first[1:9]]  # user nice system idle iowait irq softirq steal
-    busy = sum(ticks) - ticks[3] - ticks[4] - ticks[7]
-    return busy / os.sysconf("SC_CLK_TCK")
+def machine_busy_s() -> float:
+    """CPU seconds the whole machine has been busy since boot, all cores (psutil: on
+    Linux, guests' time is already in ``user`` and ``nice``)."""
+    t = psutil.cpu_times()
+    return float(t.user + t.nice + t.system + getattr(t, "irq", 0.0)
+                 + getattr(t, "softirq", 0.0))
 
 
 def reference(seconds: float, runs: int = 3) -> float:
@@ -90,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     ref = statistics.mean((ref_before, ref_after))
     waited = cpu1 - cpu0
-    machine = busy1 - busy0 if busy0 is not None and busy1 is not None else None
+    machine = busy1 - busy0
     env = environment()
     figures: dict[str, object] = {
         "machine": f"{cores} CPUs, {env['cpu']}; Python {env['python']}",
@@ -99,18 +97,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "exit_status": status,
         "wall_s": round(wall, 1),
         "cpu_s_waited_processes": round(waited, 1),
-        "cpu_s_whole_machine": None if machine is None else round(machine, 1),
+        "cpu_s_whole_machine": round(machine, 1),
         "load_average_before": round(load_before, 2),
         "reference_hands_per_cpu_s": {"before": round(ref_before), "after": round(ref_after)},
-        "reference_hands": round((machine if machine is not None else waited) * ref),
+        "reference_hands": round(machine * ref),
     }
     print(f"\n{figures['machine']}; {figures['date_utc']} UTC; pytest "
           f"{' '.join(args.pytest_args)}: exit status {status}")
     print(f"  wall                                 {wall:8.1f} s")
     print(f"  CPU, processes the run waited for    {waited:8.1f} s")
-    if machine is not None:
-        print(f"  CPU, whole machine                   {machine:8.1f} s  (utilisation "
-              f"{machine / (wall * cores):.0%} of {cores} cores)")
+    print(f"  CPU, whole machine                   {machine:8.1f} s  (utilisation "
+          f"{machine / (wall * cores):.0%} of {cores} cores)")
     print(f"  load average before                  {load_before:8.2f}")
     print(f"  reference, hands per CPU second      {ref_before:8.0f} before, "
           f"{ref_after:.0f} after")

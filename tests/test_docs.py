@@ -3,6 +3,7 @@ when followed in order on a fresh clone."""
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from pathlib import Path
@@ -94,7 +95,8 @@ def test_readme_documents_the_address_file_and_tokens() -> None:
 MARKDOWN_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 
-def heading_anchors(page: Path) -> set[str]:
+@functools.cache
+def heading_anchors(page: Path) -> frozenset[str]:
     """The anchors a Markdown viewer gives ``page``'s headings (GitHub's rule: lower case,
     punctuation other than hyphens dropped, spaces made hyphens), outside fenced code."""
     anchors: set[str] = set()
@@ -105,7 +107,7 @@ def heading_anchors(page: Path) -> set[str]:
         elif not fenced and line.startswith("#"):
             text = re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower())
             anchors.add(text.replace(" ", "-"))
-    return anchors
+    return frozenset(anchors)
 
 
 def test_every_relative_link_of_the_docs_leads_to_a_file_and_heading_that_exist() -> None:

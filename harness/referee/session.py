@@ -384,13 +384,15 @@ class Session:
                 self._reply_timeout = timeout
                 self._watch(deadline)
             return await fut  # resolved by on_reply, the timer (_on_timer) or close
+        except BaseException:
+            if fut.done() and not fut.cancelled():
+                fut.exception()  # settled by close() while the write failed: seen here
+            raise
         finally:
             self._reply_by = None
             self._pending = None
             self._pending_id = 0
             self._settle(request_id, _Fate.EXPIRED)
-            if fut.done() and not fut.cancelled():
-                fut.exception()  # settled by close() while the write failed: seen here
 
     def _settle(self, request_id: int, fate: _Fate) -> None:
         """Remember what became of a request (the first fate sticks, except that a later
