@@ -7,7 +7,9 @@ off-suit ace; it does not overtake a partner who is winning, wins a trick as che
 it can, and otherwise throws its cheapest card.
 
 ``--epsilon P`` (or ``EUCHRE_BOT_EPSILON``) makes it play a random legal action with
-probability P: a weaker variant for power measurements.
+probability P: a weaker variant for power measurements. With ``EUCHRE_BOT_SEED`` those
+random choices restart from that seed (and its seat) at every game, as the random bot's
+do, so a game's moves depend on the deal and seat only.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class HeuristicBot(Bot):
 
     def __init__(self, epsilon: float = 0.0, seed: int | None = None) -> None:
         self.epsilon = epsilon
+        self.seed = seed
         self.rng = random.Random(seed)
         self.rules = RulesConfig()
         self.players = 4
@@ -69,6 +72,8 @@ class HeuristicBot(Bot):
     def on_game_start(self, rules: RulesConfig, seat: int, names: Sequence[str]) -> None:
         self.rules = rules
         self.players = rules.players
+        if self.seed is not None:
+            self.rng = random.Random(f"{self.seed}:{seat}")
 
     def decide_action(self, obs: Observation, legal: Sequence[Action]) -> Action:
         if self.epsilon and self.rng.random() < self.epsilon:
@@ -169,13 +174,14 @@ class HeuristicBot(Bot):
 
 def make_bot(argv: list[str], env: Mapping[str, str]) -> HeuristicBot:
     """The bot for a command line (``--epsilon E`` is taken out of ``argv``) and
-    environment (``EUCHRE_BOT_EPSILON``)."""
+    environment (``EUCHRE_BOT_EPSILON``, ``EUCHRE_BOT_SEED``)."""
     epsilon = float(env.get("EUCHRE_BOT_EPSILON", "0") or 0)
     if "--epsilon" in argv:
         i = argv.index("--epsilon")
         epsilon = float(argv[i + 1])
         del argv[i:i + 2]
-    bot = HeuristicBot(epsilon)
+    seed = env.get("EUCHRE_BOT_SEED")
+    bot = HeuristicBot(epsilon, int(seed) if seed else None)
     if epsilon:
         bot.name = f"heuristic-e{epsilon:g}"
     return bot
