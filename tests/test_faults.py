@@ -244,8 +244,9 @@ def test_crash_forfeits_and_the_pool_restarts_the_bot(tmp_path: Path, sent: Sent
 def test_hang_times_out_and_the_other_partnership_wins(tmp_path: Path, sent: Sent) -> None:
     async def go() -> None:
         async with arena(tmp_path, ("hang", faulty("hang"), 1), ("random", RANDOM, 4)) as a:
+            # The hanging seat acts first: no well-behaved bot plays under the short clock.
             seats = ["random", "hang", "random", "random"]
-            r = await a.play("g1", FOUR, 5, seats, time_control=FAST)
+            r = await a.play("g1", FOUR, first_to_act(FOUR, 1), seats, time_control=FAST)
             assert_forfeit(r, FOUR, 1, "hang", FaultKind.TIMEOUT)
             assert r.places == (1, 2, 1, 2) and r.winner == 0
             fault = r.faults[0]
@@ -266,7 +267,8 @@ def test_late_reply_times_out_and_is_then_ignored(tmp_path: Path, sent: Sent) ->
     async def go() -> None:
         async with arena(tmp_path, ("late", faulty("late", "--delay", "2"), 1),
                          ("random", RANDOM, 2)) as a:
-            r = await a.play("g1", TWO, 7, ["random", "late"], time_control=FAST)
+            r = await a.play("g1", TWO, first_to_act(TWO, 1), ["random", "late"],
+                             time_control=FAST)
             assert_forfeit(r, TWO, 1, "late", FaultKind.TIMEOUT)
             late = a.pool.instances("late")[0]
             session = late.slot.session
@@ -286,9 +288,12 @@ def test_late_reply_times_out_and_is_then_ignored(tmp_path: Path, sent: Sent) ->
 
 def test_late_replies_under_strikes_are_timeouts_only(tmp_path: Path, sent: Sent) -> None:
     async def go() -> None:
-        async with arena(tmp_path, ("late", faulty("late", "--delay", "1.5"), 1),
+        # The random seat decides between the late bot's strikes: a clock that no stall
+        # of a loaded machine reaches for it, and a delay past it for the late bot.
+        async with arena(tmp_path, ("late", faulty("late", "--delay", "3"), 1),
                          ("random", RANDOM, 1)) as a:
-            r = await a.play("g1", TWO, 9, ["late", "random"], time_control=FAST,
+            r = await a.play("g1", TWO, 9, ["late", "random"],
+                             time_control=TimeControl(per_decision=2.5, bank=0.0),
                              policy=STRIKES)
             # Every late answer costs a strike; the stale replies that arrive during later
             # decisions are ignored (never charged as protocol violations).
@@ -455,9 +460,12 @@ def test_late_reply_notice_after_a_game_does_not_open_the_next(tmp_path: Path,
             r1 = await a.play("g1", TWO, first_to_act(TWO, 0), ["late", "random"],
                               time_control=FAST)
             assert_forfeit(r1, TWO, 0, "late", FaultKind.TIMEOUT)
-            await wait_until(lambda: "answered request" in log_text(a, "late"), timeout=30,
-                             what="the late reply")
-            await asyncio.sleep(0.3)
+            (timeout,) = sent.of_kind("late", "fault")
+            session = a.pool.instances("late")[0].slot.session
+            assert session is not None
+            # The referee has read the late reply (between games, so it is dropped).
+            await wait_until(lambda: session.fate_of(timeout.request_id) == "late",
+                             timeout=30, what="the late reply")
             before = len(sent.to("late"))
             await a.play("g2", TWO, 2, ["late", "random"], time_control=FAST)
             first = sent.to("late")[before]

@@ -110,7 +110,9 @@ def test_the_bot_writes_one_line_when_the_deadline_cuts_a_search(
     assert bot.choose(obs, obs.legal_actions) in obs.legal_actions
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and "deadline stopped the search" in err[0], err
-    calm = SearchBot(ms=2, seed=1)
+    # A deadline far beyond any stall of a busy machine (its default, 500 ms, is not):
+    # a search it does not cut writes nothing.
+    calm = SearchBot(ms=2, seed=1, deadline_ms=60_000)
     calm.on_game_start(config, 0, [])
     calm.choose(obs, obs.legal_actions)
     assert capsys.readouterr().err == ""

@@ -402,6 +402,12 @@ class Session:
         if len(fates) > REMEMBERED_REQUESTS:
             del fates[next(iter(fates))]  # the oldest (ids are issued in order)
 
+    def fate_of(self, request_id: int) -> str | None:
+        """What became of an issued request, as far as it is remembered: ``"answered"``,
+        ``"expired"``, ``"late"`` or ``"charged"`` (None: not settled, or forgotten)."""
+        fate = self._fates.get(request_id)
+        return None if fate is None else fate.value
+
     def on_reply(self, reply: DecisionReply) -> None:
         rid = reply.request_id
         fut = self._pending
