@@ -174,8 +174,12 @@ def test_a_worker_killed_mid_set_loses_nothing_and_stores_nothing_twice(
         doomed.extend(victim.children(recursive=True))
         victim.send_signal(signal.SIGKILL)  # mid-game
         at_kill = len(games(runtime))
-        await until(lambda: len(games(runtime)) >= at_kill + 8 or running.done(),
-                    "games after the kill")
+
+        def played_on() -> bool:  # 8 more games, and every game the worker held is stored
+            keys = {row.game_key for row in games(runtime)}
+            return (len(keys) >= at_kill + 8 and keys.issuperset(in_flight)) or running.done()
+
+        await until(played_on, "games after the kill")
         stop_.set()
         await asyncio.wait_for(running, 60.0)
         try:
@@ -190,9 +194,10 @@ def test_a_worker_killed_mid_set_loses_nothing_and_stores_nothing_twice(
             with contextlib.suppress(psutil.NoSuchProcess):
                 p.kill()
     assert len(rows) >= at_kill + 8 and all(on_worker(row) for row in rows)
-    # the game the doomed worker was playing (cut off by the kill, unless it finished in
-    # the instant before) is stored, once
-    assert in_flight and [r.game_key for r in rows].count(in_flight[0]) == 1
+    # the games the doomed worker held (the one it was playing, cut off by the kill unless
+    # it finished in the instant before, and any queued behind it) are stored, each once
+    keys = [r.game_key for r in rows]
+    assert in_flight and all(keys.count(key) == 1 for key in in_flight), (in_flight, keys)
     check_every_set_whole(sets, rows)
     # no set was cut short by the kill: only the stop at the end cuts sets short
     assert {s.reason for s in sets if s.status is SetStatus.CUT_SHORT} <= {
