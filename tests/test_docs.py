@@ -92,21 +92,26 @@ def test_readme_documents_the_address_file_and_tokens() -> None:
     assert "Local bots run in the folder `euchre-harness` was started from" in README
 
 
-MARKDOWN_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+MARKDOWN_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")  # [text](target "title")
 
 
 @functools.cache
 def heading_anchors(page: Path) -> frozenset[str]:
     """The anchors a Markdown viewer gives ``page``'s headings (GitHub's rule: lower case,
-    punctuation other than hyphens dropped, spaces made hyphens), outside fenced code."""
+    punctuation other than hyphens dropped, spaces made hyphens; a repeated heading gets
+    ``-1``, ``-2``... in order), outside fenced code."""
     anchors: set[str] = set()
+    seen: dict[str, int] = {}
     fenced = False
     for line in page.read_text().splitlines():
         if line.startswith("```"):
             fenced = not fenced
         elif not fenced and line.startswith("#"):
             text = re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower())
-            anchors.add(text.replace(" ", "-"))
+            anchor = text.replace(" ", "-")
+            repeats = seen.get(anchor, 0)
+            seen[anchor] = repeats + 1
+            anchors.add(f"{anchor}-{repeats}" if repeats else anchor)
     return frozenset(anchors)
 
 
