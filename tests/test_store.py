@@ -408,10 +408,10 @@ def test_second_connection_reads_while_store_is_open(store: ResultsStore, tmp_pa
 
 
 CHILD = """
+import itertools
 import sys
 from harness.referee.outcome import Fault, FaultKind, Termination
 from harness.storage.results import GameRow, ResultsStore
-import itertools
 path, n = sys.argv[1], int(sys.argv[2])
 store = ResultsStore(path)
 store.ensure_tournament("t1", "kill", {"n": n})
