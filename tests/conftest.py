@@ -80,6 +80,9 @@ def _shared_fixtures(item: pytest.Item) -> list[str]:
     return used
 
 
+_GROUP_SAFE = str.maketrans({"[": "(", "]": ")", "@": "_"})
+
+
 def _fixture_groups(items: list[pytest.Item]) -> dict[str, str]:
     """For each test that uses a module-scoped fixture, its group: the tests of a module
     linked by the fixtures (and parameters) they share, directly or through others. A
@@ -100,7 +103,9 @@ def _fixture_groups(items: list[pytest.Item]) -> dict[str, str]:
     members: dict[str, list[str]] = {}
     for key in list(parent):
         members.setdefault(root(key), []).append(key)
-    name = {top: min(found) for top, found in members.items()}
+    # pytest-xdist reads the group from the end of the test's id, after an "@" that comes
+    # later than any "]": a name with a "]" or an "@" would not be read as a group.
+    name = {top: min(found).translate(_GROUP_SAFE) for top, found in members.items()}
     return {nodeid: name[root(linked[0])] for nodeid, linked in keys.items() if linked}
 
 
@@ -109,6 +114,7 @@ def _group(item: pytest.Item) -> str:
     return str(marker.args[0]) if marker is not None and marker.args else item.nodeid
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked ``long`` go first (the sort is stable: the rest keep their order), so
     that the parallel workers start the longest waits early and the run ends sooner.
@@ -121,7 +127,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     The tests that play the C++ sample bot (and the groups they are in) go last, and
     the bot's build starts in the background now (tests/build_support.py): the workers
-    run everything else meanwhile instead of waiting for the compiler."""
+    run everything else meanwhile instead of waiting for the compiler.
+
+    It runs before pytest-xdist's own hook, which turns each test's ``xdist_group`` into
+    the suffix of its id that the scheduler reads: run after it, the groups given here
+    would be ignored, and every worker would start the fixtures of its share again."""
     groups = _fixture_groups(items)
     for item in items:
         if item.nodeid in groups and item.get_closest_marker("xdist_group") is None:
