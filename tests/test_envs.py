@@ -34,10 +34,39 @@ def _id(case: dict[str, Any]) -> str:
     return f"{case['form']}-{case['deck']}" + ("-opts" if "rules" in case else "")
 
 
+# PettingZoo's api_test warns where this environment differs from its defaults on
+# purpose: observations are dicts (with obs_type="dict", of named arrays) rather than a
+# Box, and an agent whose game is over is shown an all-zero action mask, since it has no
+# legal action left (test_a_finished_agent_has_no_legal_action checks that it happens
+# only then).
+API_TEST_NOTES = (
+    "ignore:Observation space for each agent probably should be:UserWarning",
+    "ignore:Observation is not a NumPy array:UserWarning",
+    "ignore:Action mask numpy array is all zeros:UserWarning",
+)
+
+
 @pytest.mark.parametrize("case", FORMS, ids=_id)
 @pytest.mark.parametrize("obs_type", ["vector", "dict"])
+@pytest.mark.filterwarnings(*API_TEST_NOTES)
 def test_pettingzoo_api_test_passes(case: dict[str, Any], obs_type: str) -> None:
     api_test(euchre_v0.env(**case, target=3, obs_type=obs_type), num_cycles=300)
+
+
+@pytest.mark.parametrize("case", FORMS, ids=_id)
+@pytest.mark.parametrize("obs_type", ["vector", "dict"])
+def test_a_finished_agent_has_no_legal_action(case: dict[str, Any], obs_type: str) -> None:
+    """An agent's action mask is all zeros exactly when its game is over."""
+    env = euchre_v0.env(**case, target=3, obs_type=obs_type)
+    env.reset(seed=7)
+    finished = 0
+    for agent in env.agent_iter(20_000):
+        obs, _, terminated, truncated, _ = env.last()
+        done = terminated or truncated
+        assert obs["action_mask"].any() != done, (agent, done)
+        finished += done
+        env.step(None if done else env.action_space(agent).sample(obs["action_mask"]))
+    assert finished == len(env.possible_agents)
 
 
 @pytest.mark.parametrize("case", FORMS, ids=_id)
