@@ -1,16 +1,21 @@
 """The test suite's cost, with the machine's speed measured in the same run.
 
     python bench/suite.py [--reference-seconds 2.0] [--at HANDS_PER_S] [--json PATH]
-                          [-- PYTEST ARGS ...]
+                          [--checkout DIR] [-- PYTEST ARGS ...]
 
 Runs ``python -m pytest`` (default arguments: ``-q``, so the settings of
 ``pyproject.toml`` apply: parallel workers, timeouts) from the checkout's root and reports
-its wall time and CPU time. The CPU of a run that starts several hundred processes
-is counted two ways: the CPU of every process the run waited for (``RUSAGE_CHILDREN``:
-its workers, the bots and commands they started and waited for), and the busy time of
-the whole machine during the run (psutil), which also counts
-processes that were not waited for (browsers, servers killed on purpose) and anything
-else that ran meanwhile: it is the suite's own only on an otherwise idle machine.
+its wall time and CPU time. ``--checkout DIR`` runs the suite of another checkout
+instead, with the Python of its own ``.venv`` (a clone at an older commit, set up by its
+own ``.ci/run``), while the reference below stays this checkout's: runs of two versions
+of the suite, alternated on one machine, then compare by their ratio.
+
+The CPU of a run that starts several hundred processes is counted two ways: the CPU of
+every process the run waited for (``RUSAGE_CHILDREN``: its workers, the bots and commands
+they started and waited for), and the busy time of the whole machine during the run
+(psutil), which also counts processes that were not waited for (browsers, servers killed
+on purpose) and anything else that ran meanwhile: it is the suite's own only on an
+otherwise idle machine.
 
 The speed of a shared virtual machine can drift several-fold from one day to another,
 which moves every wall-clock figure of the suite with it. So the same run also measures
@@ -72,16 +77,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--at", type=float, metavar="HANDS_PER_S",
                     help="also estimate the wall time at this reference speed")
     ap.add_argument("--json", type=Path, help="write the figures to this file")
+    ap.add_argument("--checkout", type=Path, metavar="DIR",
+                    help="run the suite of this checkout, with its own .venv's Python "
+                         "(default: this checkout's suite, with this Python)")
     ap.add_argument("pytest_args", nargs="*", default=["-q"],
                     help="arguments for pytest, after -- (default: -q)")
     args = ap.parse_args(argv)
+    where, python = ROOT, sys.executable
+    if args.checkout is not None:
+        where = args.checkout.resolve()
+        python = str(where / ".venv" / "bin" / "python")
+        if not Path(python).exists():
+            ap.error(f"{python} does not exist: set the checkout up first (bash .ci/run)")
 
     cores = os.cpu_count() or 1
     load_before = os.getloadavg()[0]
     ref_before = reference(args.reference_seconds)
     busy0, cpu0 = machine_busy_s(), children_cpu_s()
     start = time.monotonic()
-    status = subprocess.call([sys.executable, "-m", "pytest", *args.pytest_args], cwd=ROOT)
+    status = subprocess.call([python, "-m", "pytest", *args.pytest_args], cwd=where)
     wall = time.monotonic() - start
     busy1, cpu1 = machine_busy_s(), children_cpu_s()
     ref_after = reference(args.reference_seconds)
@@ -93,6 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     figures: dict[str, object] = {
         "machine": f"{cores} CPUs, {env['cpu']}; Python {env['python']}",
         "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "checkout": str(where) if args.checkout is not None else "this one",
         "pytest_args": args.pytest_args,
         "exit_status": status,
         "wall_s": round(wall, 1),
@@ -104,6 +119,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     print(f"\n{figures['machine']}; {figures['date_utc']} UTC; pytest "
           f"{' '.join(args.pytest_args)}: exit status {status}")
+    if args.checkout is not None:
+        print(f"  the suite of                         {where}")
     print(f"  wall                                 {wall:8.1f} s")
     print(f"  CPU, processes the run waited for    {waited:8.1f} s")
     print(f"  CPU, whole machine                   {machine:8.1f} s  (utilisation "
