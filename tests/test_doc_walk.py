@@ -1,6 +1,8 @@
-"""Every command block of README.md, docs/ladder.md and docs/cluster.md runs as written,
-in order, in a fresh folder (a copy of the checkout's examples, sample bots and protos),
-and none fails.
+"""Every command block of README.md, docs/ladder.md, docs/cluster.md, docs/research.md and
+docs/bots-in-other-languages.md runs as written, in order, in a fresh folder (a copy of
+the checkout's examples, sample bots and protos), and none fails. The docs that follow
+on from the Quick start (their commands use its results) run in one folder, one after
+the other; a doc that stands alone runs in a folder of its own.
 
 A block is an indented or fenced code block. Shell blocks run with ``bash -eu`` (each
 ``export`` line stays in force for the blocks after it); ``python`` blocks with this
@@ -37,7 +39,12 @@ import pytest
 from ports import unused_port
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = ("README.md", "docs/ladder.md", "docs/cluster.md")
+CHAINS = {
+    "quick-start-on": ("README.md", "docs/ladder.md", "docs/cluster.md", "docs/research.md"),
+    "other-languages": ("docs/bots-in-other-languages.md",),
+}
+"""The docs walked, by the folder they are walked in."""
+DOCS = tuple(doc for chain in CHAINS.values() for doc in chain)
 MARK = re.compile(r"^<!--\s*doc-walk:\s*(.*?)\s*-->\s*$")
 COPIED = ("examples", "sample_bots", "proto")
 WAIT_S = 180.0
@@ -125,7 +132,9 @@ def test_every_doc_has_only_known_markers_and_classified_blocks() -> None:
 
 
 @pytest.mark.slow
-def test_every_documented_command_runs_as_written_in_order(tmp_path: Path) -> None:
+@pytest.mark.timeout(900)  # the C++ and Go builds from scratch, on a busy machine
+@pytest.mark.parametrize("chain", list(CHAINS))
+def test_every_documented_command_runs_as_written_in_order(chain: str, tmp_path: Path) -> None:
     folder = tmp_path / "fresh"
     folder.mkdir()
     for name in COPIED:
@@ -154,7 +163,7 @@ def test_every_documented_command_runs_as_written_in_order(tmp_path: Path) -> No
         return text
 
     try:
-        for doc in DOCS:
+        for doc in CHAINS[chain]:
             for step in steps(doc):
                 where = f"{step.doc}:{step.line}"
                 text = port_free(step.text)
