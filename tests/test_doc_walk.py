@@ -1,8 +1,8 @@
-"""Every command block of README.md, docs/ladder.md, docs/cluster.md, docs/research.md and
-docs/bots-in-other-languages.md runs as written, in order, in a fresh folder (a copy of
-the checkout's examples, sample bots and protos), and none fails. The docs that follow
-on from the Quick start (their commands use its results) run in one folder, one after
-the other; a doc that stands alone runs in a folder of its own.
+"""Every command block of README.md, docs/ladder.md, docs/cluster.md, docs/research.md,
+docs/bots-in-other-languages.md and docs/hosting.md runs as written, in order, in a
+fresh folder (a copy of the checkout's examples, sample bots and protos), and none
+fails. The docs that follow on from the Quick start (their commands use its results) run
+in one folder, one after the other; a doc that stands alone runs in a folder of its own.
 
 A block is an indented or fenced code block. Shell blocks run with ``bash -eu`` (each
 ``export`` line stays in force for the blocks after it); ``python`` blocks with this
@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHAINS = {
     "quick-start-on": ("README.md", "docs/ladder.md", "docs/cluster.md", "docs/research.md"),
     "other-languages": ("docs/bots-in-other-languages.md",),
+    "hosting": ("docs/hosting.md",),
 }
 """The docs walked, by the folder they are walked in."""
 DOCS = tuple(doc for chain in CHAINS.values() for doc in chain)
