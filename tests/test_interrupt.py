@@ -106,6 +106,7 @@ def check_stopped(cmd: Command, code: int, expected: int, kept: str) -> int:
     return int(said[0].group(1))
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(("workers", "sig"), [(2, signal.SIGINT), (0, signal.SIGTERM)],
                          ids=["local-cluster-SIGINT", "here-SIGTERM"])
 def test_a_run_stops_at_once_keeps_its_games_and_resumes(tmp_path: Path, workers: int,

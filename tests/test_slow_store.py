@@ -52,6 +52,7 @@ def _timeouts(rows: list[GameRow]) -> list[str]:
             if f.kind is FaultKind.TIMEOUT]
 
 
+@pytest.mark.long
 def test_a_slow_store_never_costs_a_tournament_bot_its_clock(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tournament_runner, "ResultsStore", SlowStore)
@@ -71,6 +72,7 @@ def test_a_slow_store_never_costs_a_tournament_bot_its_clock(
     assert all(not row.faults for row in rows), [f for row in rows for f in row.faults]
 
 
+@pytest.mark.long
 def test_a_slow_store_never_costs_a_ladder_bot_its_clock(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ladder_runtime, "ResultsStore", SlowStore)
