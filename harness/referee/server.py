@@ -13,6 +13,7 @@ import contextlib
 import hmac
 import logging
 import os
+import resource
 import shutil
 import tempfile
 import unicodedata
@@ -55,6 +56,26 @@ from harness.sandbox import SOCKET_NAME
 log = logging.getLogger("euchre.referee")
 
 HANDSHAKE_TIMEOUT = 10.0
+TRANSPORT_HANDSHAKE_MS = 10_000
+"""A connection must finish its transport's handshake (TLS, if any, and HTTP/2's
+preface and settings) within this many milliseconds, or it is closed (gRPC's default is
+two minutes: long enough for idle connections to pile up)."""
+FILES_KEPT = 512
+"""Open files that the gRPC connections leave to everything else: the live page's
+connections and the reserve it keeps for bots' pipes, logs and the store."""
+MIN_CONNECTIONS = 64
+
+
+def connection_cap() -> int:
+    """How many connections one listening port of the referee accepts at once: a third
+    of what the open-file limit leaves beside :data:`FILES_KEPT` (the referee listens on
+    up to three: its port, the loopback port beside a TLS one, the boxes' socket), at
+    least :data:`MIN_CONNECTIONS`. gRPC closes a connection over the cap as it accepts
+    it, so that no one can fill the process's file table by dialing and waiting."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft == resource.RLIM_INFINITY:
+        soft = 1 << 20
+    return max(MIN_CONNECTIONS, (soft - FILES_KEPT) // 3)
 # The transport's limit on what the server sends: far above any message to a bot (each
 # is checked against the 64 KiB message limit on its own), so that the operator's
 # answers the referee builds (standings of many bots, long game lists) fit.
@@ -282,6 +303,8 @@ class RefereeServer:
             ("grpc.keepalive_permit_without_calls", 1),
             ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
             ("grpc.so_reuseport", 0),
+            ("grpc.max_allowed_incoming_connections", connection_cap()),
+            ("grpc.server_handshake_timeout_ms", TRANSPORT_HANDSHAKE_MS),
         ]
 
     async def start(self) -> None:

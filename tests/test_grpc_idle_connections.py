@@ -1,0 +1,109 @@
+"""The gRPC port is not a way to stall the referee: a real ``ladder`` process with its
+open-file limit at 1,024 plays on while 1,100 connections are dialed to its gRPC port
+and then say nothing (no TLS, no HTTP/2 preface: a client that dials and waits).
+
+Before the fix each such connection held one of the ladder's files until gRPC's
+two-minute handshake limit: the ladder reached its limit of 1,024 open files (so that it
+could start no bot, open no log and accept no one), and gRPC wrote "File descriptor
+limit reached" to stderr every second for as long as the attack went on. Now each
+listening port takes at most :func:`~harness.referee.server.connection_cap` connections
+(the rest are closed as they are accepted) and a connection that has not finished its
+handshake within :data:`~harness.referee.server.TRANSPORT_HANDSHAKE_MS` is closed.
+
+The games are compared as in ``tests/test_http_slow_clients.py``: per second of the
+ladder's own CPU time, and with no stretch of 5 s without a game stored."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from serve_support import Ladder
+from test_http_slow_clients import (
+    FILE_LIMIT,
+    GAP_ALLOWED_S,
+    STDERR_GROWTH,
+    games_stored,
+    window,
+)
+from waiting import WAIT_S, wait_for
+
+from harness.referee.server import FILES_KEPT
+
+IDLE_CLIENTS = 1100
+
+
+def open_files(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def closed_by_server(sock: socket.socket) -> bool:
+    """Whether the server has closed ``sock``: reading what it sent (HTTP/2 frames: its
+    settings, a GOAWAY) reaches the end of the stream, or the connection was reset. The
+    socket is non-blocking."""
+    try:
+        while sock.recv(4096):
+            pass
+        return True
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+@pytest.fixture()
+def limited_ladder(tmp_path: Path) -> Iterator[Ladder]:
+    ladder = Ladder(tmp_path, file_limit=(FILE_LIMIT, FILE_LIMIT))
+    try:
+        yield ladder
+    finally:
+        ladder.stop(signal.SIGINT)
+
+
+@pytest.mark.long
+def test_idle_connections_to_the_grpc_port_neither_fill_the_file_table_nor_stall_the_games(
+        limited_ladder: Ladder) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < IDLE_CLIENTS + 256:
+        pytest.skip(f"the open-file limit ({hard}) is too low for {IDLE_CLIENTS} clients")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    ladder, pid = limited_ladder, limited_ladder.proc.pid
+    wait_for(lambda: games_stored(ladder.store) >= 10, "the games to flow")
+    before = window(ladder.store, pid)
+    logged = ladder.log.stat().st_size
+    idle: list[socket.socket] = []
+    most_files = 0
+    try:
+        for _ in range(IDLE_CLIENTS):
+            idle.append(socket.create_connection(("127.0.0.1", ladder.port), timeout=WAIT_S))
+            idle[-1].setblocking(False)
+            if len(idle) % 100 == 0:
+                most_files = max(most_files, open_files(pid))
+        during = window(ladder.store, pid)
+        most_files = max(most_files, open_files(pid))
+        # Over the cap: closed at once; the others, once the handshake limit is up.
+        wait_for(lambda: all(closed_by_server(s) for s in idle),
+                 "the ladder to close every idle connection")
+    finally:
+        for sock in idle:
+            sock.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert most_files <= FILE_LIMIT - FILES_KEPT, most_files
+    assert during.per_cpu_s >= before.per_cpu_s / 2, (before, during)
+    assert during.longest_gap_s < GAP_ALLOWED_S, (before, during)
+    # The port serves again: a health check over a new connection is answered.
+    with grpc.insecure_channel(ladder.address) as channel:
+        health: Any = health_pb2_grpc.HealthStub(channel)  # the stubs type no methods
+        answer = health.Check(health_pb2.HealthCheckRequest(), timeout=WAIT_S)
+    assert answer.status == health_pb2.HealthCheckResponse.SERVING
+    log = ladder.log.read_text()
+    assert ladder.log.stat().st_size - logged < STDERR_GROWTH
+    assert "File descriptor limit reached" not in log
