@@ -15,7 +15,9 @@ secret it should never see would show in its log. The targets come from the envi
 * ``HOSTILE_ENV``: names of environment variables it must not have;
 * ``HOSTILE_PID``: a process outside the box (the referee) to signal and trace;
 * ``HOSTILE_FORKS`` and ``HOSTILE_TMP_MIB``: how many processes it tries to start, and
-  the size its /tmp should stop it at.
+  the size its /tmp should stop it at;
+* ``HOSTILE_SOCKETS``: how many connections to the referee's socket it opens and holds
+  without a word.
 
 It also leaves a detached process behind that would run for an hour.
 """
@@ -194,6 +196,44 @@ def operator_calls() -> str | None:
         return f"ListBots answered {answer[:200]!r}"
 
 
+def socket_flood() -> str | None:
+    """Dial the referee's socket ``HOSTILE_SOCKETS`` times (or until this process is out
+    of files) and say nothing: the referee must close every connection, at once once
+    it holds its cap of them and the others when the handshake's time is up. Prints
+    ``socket flood: N connections``."""
+    path = os.environ["EUCHRE_REFEREE_ADDRESS"].removeprefix("unix:")
+    held: list[socket.socket] = []
+    for _ in range(int(os.environ.get("HOSTILE_SOCKETS", "0"))):
+        sock = socket.socket(socket.AF_UNIX)
+        try:
+            sock.connect(path)
+        except OSError:
+            sock.close()
+            break
+        sock.setblocking(False)
+        held.append(sock)
+
+    def closed(sock: socket.socket) -> bool:
+        try:
+            while sock.recv(4096):
+                pass
+            return True
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
+
+    print(f"socket flood: {len(held)} connections", flush=True)
+    deadline = time.monotonic() + 60
+    open_now = len(held)
+    while open_now and time.monotonic() < deadline:
+        time.sleep(0.5)
+        open_now = sum(not closed(sock) for sock in held)
+    for sock in held:
+        sock.close()
+    return f"{open_now} of {len(held)} still open after 60 s" if open_now else None
+
+
 def linger() -> None:
     """Leave a detached process behind that ignores SIGTERM and SIGHUP and would run for
     an hour: the box must end it when the bot's box ends."""
@@ -225,6 +265,7 @@ def attack() -> None:
     report("signal", signal_others)
     report("ptrace", trace_others)
     report("operator-service", operator_calls)
+    report("socket-flood", socket_flood)
     print("ATTACKS DONE", flush=True)
 
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import resource
 import secrets
 import socket
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,7 @@ from harness.referee.arena import Arena
 from harness.referee.boxed import BoxedBotProcess
 from harness.referee.outcome import GameResult, Termination
 from harness.referee.process import BotCommand
+from harness.referee.server import FILES_KEPT, connection_cap
 from harness.rules import Form, RulesConfig
 from harness.sandbox import BoxLimits
 
@@ -31,12 +34,16 @@ pytestmark = pytest.mark.timeout(180)
 
 LIMITS = BoxLimits(memory_mib=256, pids=64, tmp_mib=16)
 ATTACKS = {"network", "dns", "environment", "proc-environ", "write-outside", "fork-bomb",
-           "fill-tmp", "signal", "ptrace", "operator-service"}
+           "fill-tmp", "signal", "ptrace", "operator-service", "socket-flood"}
+SOCKETS = 600  # idle connections the hostile bot opens to the referee's socket
+FILE_LIMIT = 1024  # the referee's open-file limit while it plays: a cap of 170 connections
 
 
 class Outcome:
     def __init__(self, result: GameResult, log: str, box_dirs: list[Path],
-                 box_name: str, listener_hit: bool) -> None:
+                 box_name: str, listener_hit: bool, most_files: int = 0) -> None:
+        self.most_files = most_files  # the most files the referee had open at once
+        self.cap = 0  # the connections the referee's socket takes at once
         self.result = result
         self.log = log
         self.box_dirs = box_dirs
@@ -62,10 +69,17 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Outcome, str, Pat
     folder = bot_folder(root / "uploads" / "hostile", TESTS / "hostile_bot.py")
     old = os.environ.get("EUCHRE_OPERATOR_TOKEN")
     os.environ["EUCHRE_OPERATOR_TOKEN"] = secret  # in the referee's own environment
+    # The referee (this process) and so the box play with the limit of open files at
+    # FILE_LIMIT, so that the bot's flood of connections is more than the cap.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, FILE_LIMIT), hard))
     try:
+        cap = connection_cap()
         outcome = asyncio.run(play(root, folder, [store, token_file, other / "bot.py"],
                                    [root, other, Path("/home"), Path("/sys/fs/cgroup")]))
+        outcome.cap = cap
     finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
         if old is None:
             del os.environ["EUCHRE_OPERATOR_TOKEN"]
         else:
@@ -76,6 +90,15 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Outcome, str, Pat
 async def play(root: Path, folder: Path, files: list[Path], dirs: list[Path]) -> Outcome:
     listener = socket.create_server(("127.0.0.1", 0))
     listener.setblocking(False)
+    counting = threading.Event()
+    most = [0]
+
+    def count_files() -> None:  # the referee is this process: its open files, 20 a second
+        while not counting.wait(0.05):
+            most[0] = max(most[0], len(os.listdir("/proc/self/fd")))
+
+    counter = threading.Thread(target=count_files, daemon=True)
+    counter.start()
     try:
         # The attacks run before the bot connects: give it time on a crowded machine.
         async with Arena(log_dir=root / "logs", startup_timeout=90) as arena:
@@ -85,7 +108,8 @@ async def play(root: Path, folder: Path, files: list[Path], dirs: list[Path]) ->
                    "HOSTILE_DIRS": os.pathsep.join(map(str, dirs)),
                    "HOSTILE_ENV": "EUCHRE_OPERATOR_TOKEN",
                    "HOSTILE_PID": str(os.getpid()), "HOSTILE_FORKS": "500",
-                   "HOSTILE_TMP_MIB": str(LIMITS.tmp_mib)}
+                   "HOSTILE_TMP_MIB": str(LIMITS.tmp_mib),
+                   "HOSTILE_SOCKETS": str(SOCKETS)}
             add(arena, "hostile", boxed(folder, "hostile_bot.py", LIMITS, env))
             add(arena, "plain", BotCommand((sys.executable, "-m", "sample_bots.random_bot"),
                                            cwd=str(REPO_ROOT)))
@@ -101,8 +125,11 @@ async def play(root: Path, folder: Path, files: list[Path], dirs: list[Path]) ->
             hit = True
         except BlockingIOError:
             hit = False
-        return Outcome(result, log_path.read_text(), dirs, name, hit)
+        counting.set()
+        counter.join()
+        return Outcome(result, log_path.read_text(), dirs, name, hit, most[0])
     finally:
+        counting.set()
         listener.close()
 
 
@@ -131,6 +158,13 @@ def test_every_attack_of_the_hostile_bot_is_blocked(
     assert "StatusCode.UNIMPLEMENTED" in outcome.log.split("ATTACK operator-service:")[1]
     # Its /proc shows its own PID namespace only: the box's keeper (PID 1, root) and
     # the bot's own processes, never the referee's.
+    # It opened more idle connections to the referee's socket than the referee takes at
+    # once; they were all closed (the attack is blocked), and the referee kept the open
+    # files that its live page and bots need.
+    flood = re.search(r"^socket flood: (\d+) connections$", outcome.log, re.MULTILINE)
+    assert flood is not None and int(flood[1]) > outcome.cap, (outcome.log[-3000:],
+                                                               outcome.cap)
+    assert outcome.most_files <= FILE_LIMIT - FILES_KEPT, outcome.most_files
     seen = re.search(r"^processes seen: \[(.*)\]$", outcome.log, re.MULTILINE)
     assert seen is not None and seen[1].startswith("1, ")
     assert str(os.getpid()) not in seen[1].split(", ")
