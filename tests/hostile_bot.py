@@ -196,6 +196,20 @@ def operator_calls() -> str | None:
         return f"ListBots answered {answer[:200]!r}"
 
 
+def closed_by_server(sock: socket.socket) -> bool:
+    """Whether the server has closed ``sock``: reading what it sent (HTTP/2 frames: its
+    settings, a GOAWAY) reaches the end of the stream, or the connection was reset. The
+    socket is non-blocking. (tests/test_grpc_idle_connections.py uses it too.)"""
+    try:
+        while sock.recv(4096):
+            pass
+        return True
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
 def socket_flood() -> str | None:
     """Dial the referee's socket ``HOSTILE_SOCKETS`` times (or until this process is out
     of files) and say nothing: the referee must close every connection, at once once
@@ -213,22 +227,12 @@ def socket_flood() -> str | None:
         sock.setblocking(False)
         held.append(sock)
 
-    def closed(sock: socket.socket) -> bool:
-        try:
-            while sock.recv(4096):
-                pass
-            return True
-        except BlockingIOError:
-            return False
-        except OSError:
-            return True
-
     print(f"socket flood: {len(held)} connections", flush=True)
     deadline = time.monotonic() + 60
     open_now = len(held)
     while open_now and time.monotonic() < deadline:
         time.sleep(0.5)
-        open_now = sum(not closed(sock) for sock in held)
+        open_now = sum(not closed_by_server(sock) for sock in held)
     for sock in held:
         sock.close()
     return f"{open_now} of {len(held)} still open after 60 s" if open_now else None

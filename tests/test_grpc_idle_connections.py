@@ -26,6 +26,7 @@ from typing import Any
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from hostile_bot import closed_by_server
 from serve_support import Ladder
 from test_http_slow_clients import (
     FILE_LIMIT,
@@ -43,20 +44,6 @@ IDLE_CLIENTS = 1100
 
 def open_files(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
-
-
-def closed_by_server(sock: socket.socket) -> bool:
-    """Whether the server has closed ``sock``: reading what it sent (HTTP/2 frames: its
-    settings, a GOAWAY) reaches the end of the stream, or the connection was reset. The
-    socket is non-blocking."""
-    try:
-        while sock.recv(4096):
-            pass
-        return True
-    except BlockingIOError:
-        return False
-    except OSError:
-        return True
 
 
 @pytest.fixture()
