@@ -1,6 +1,7 @@
 """The gRPC port is not a way to stall the referee: a real ``ladder`` process with its
 open-file limit at 1,024 plays on while 1,100 connections are dialed to its gRPC port
-and then say nothing (no TLS, no HTTP/2 preface: a client that dials and waits).
+and then say nothing (no TLS, no HTTP/2 preface: a client that dials and waits), and
+while one connection opens 2,000 streams that never send a Hello.
 
 Before the fix each such connection held one of the ladder's files until gRPC's
 two-minute handshake limit: the ladder reached its limit of 1,024 open files (so that it
@@ -10,15 +11,22 @@ listening port takes at most :func:`~harness.referee.server.connection_cap` conn
 (the rest are closed as they are accepted) and a connection that has not finished its
 handshake within :data:`~harness.referee.server.TRANSPORT_HANDSHAKE_MS` is closed.
 
+Streams that wait for their Hello were held until the handshake timeout (10 s), as many
+as a client cared to open on one connection. Now at most
+:data:`~harness.referee.server.MAX_OPENING` wait at once; one more is refused at once
+with ``RESOURCE_EXHAUSTED`` (bots retry it as a dropped connection).
+
 The games are compared as in ``tests/test_http_slow_clients.py``: per second of the
 ladder's own CPU time, and with no stretch of 5 s without a game stored."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import resource
 import signal
 import socket
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -37,9 +45,11 @@ from test_http_slow_clients import (
 )
 from waiting import WAIT_S, wait_for
 
-from harness.referee.server import FILES_KEPT
+from harness.protocol import RefereeServiceStub
+from harness.referee.server import FILES_KEPT, MAX_OPENING
 
 IDLE_CLIENTS = 1100
+SILENT_STREAMS = 2000
 
 
 def open_files(pid: int) -> int:
@@ -94,3 +104,39 @@ def test_idle_connections_to_the_grpc_port_neither_fill_the_file_table_nor_stall
     log = ladder.log.read_text()
     assert ladder.log.stat().st_size - logged < STDERR_GROWTH
     assert "File descriptor limit reached" not in log
+
+
+async def silent_streams(address: str, count: int, ladder: Ladder) -> tuple[Counter[str], Any]:
+    """Open ``count`` Connect streams on one connection and send nothing on them; returns
+    how each ended (its status code's name) and the ladder's games meanwhile."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = RefereeServiceStub(channel)
+        calls = [stub.Connect() for _ in range(count)]
+        await asyncio.gather(*(call.wait_for_connection() for call in calls),
+                             return_exceptions=True)
+        loop = asyncio.get_running_loop()
+        during = await loop.run_in_executor(None, window, ladder.store, ladder.proc.pid)
+        ends = await asyncio.wait_for(asyncio.gather(*(call.code() for call in calls)),
+                                      WAIT_S)
+    return Counter(code.name for code in ends), during
+
+
+@pytest.mark.long
+def test_streams_that_never_say_hello_are_refused_past_a_cap_and_do_not_stall_the_games(
+        tmp_path: Path) -> None:
+    ladder = Ladder(tmp_path)
+    try:
+        wait_for(lambda: games_stored(ladder.store) >= 10, "the games to flow")
+        before = window(ladder.store, ladder.proc.pid)
+        ends, during = asyncio.run(silent_streams(ladder.address, SILENT_STREAMS, ladder))
+        assert sum(ends.values()) == SILENT_STREAMS
+        assert set(ends) <= {"DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED", "CANCELLED"}, ends
+        assert ends["DEADLINE_EXCEEDED"] <= MAX_OPENING, ends  # held until the timeout
+        assert ends["RESOURCE_EXHAUSTED"] >= SILENT_STREAMS - MAX_OPENING - ends["CANCELLED"]
+        assert during.per_cpu_s >= before.per_cpu_s / 2, (before, during)
+        assert during.longest_gap_s < GAP_ALLOWED_S, (before, during)
+        # The games go on after the attack.
+        played = games_stored(ladder.store)
+        wait_for(lambda: games_stored(ladder.store) >= played + 10, "more games")
+    finally:
+        ladder.stop(signal.SIGINT)

@@ -56,6 +56,11 @@ from harness.sandbox import SOCKET_NAME
 log = logging.getLogger("euchre.referee")
 
 HANDSHAKE_TIMEOUT = 10.0
+MAX_OPENING = 512
+"""Streams that may wait for their Hello at once, on one listening server (streams of
+every connection together): one more is refused at once with ``RESOURCE_EXHAUSTED``,
+which bots retry like a dropped connection. A client may open streams without end on one
+connection; each one held until the handshake timeout costs the referee memory."""
 TRANSPORT_HANDSHAKE_MS = 10_000
 """A connection must finish its transport's handshake (TLS, if any, and HTTP/2's
 preface and settings) within this many milliseconds, or it is closed (gRPC's default is
@@ -97,6 +102,7 @@ def self_reported(text: str) -> str:
 class RefereeServicer(RefereeServiceServicer):
     def __init__(self, server: RefereeServer) -> None:
         self.server = server
+        self.opening = 0  # streams waiting for their Hello
 
     async def Connect(  # type: ignore[override]
             self, request_iterator: AsyncIterator[ConnectRequest],
@@ -104,6 +110,12 @@ class RefereeServicer(RefereeServiceServicer):
         """The bot's stream: handshake, then read replies until it ends. Messages to the
         bot are written by the game runner through :class:`Session`. A stream the
         referee ends for a protocol violation ends with an error status saying why."""
+        if self.opening >= MAX_OPENING:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                f"{MAX_OPENING} streams are waiting for their Hello; "
+                                f"try again later")
+            return
+        self.opening += 1
         try:
             first = await asyncio.wait_for(context.read(), self.server.handshake_timeout)
         except TimeoutError:
@@ -115,6 +127,8 @@ class RefereeServicer(RefereeServiceServicer):
                           f"the first message does not parse ({e})",
                           grpc.StatusCode.INVALID_ARGUMENT)
             return
+        finally:
+            self.opening -= 1
         if first is grpc.aio.EOF:
             return
         session = await self._handshake(first, context)
