@@ -28,7 +28,6 @@ import signal
 import socket
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -40,6 +39,7 @@ from test_http_slow_clients import (
     FILE_LIMIT,
     GAP_ALLOWED_S,
     STDERR_GROWTH,
+    Window,
     games_stored,
     window,
 )
@@ -56,25 +56,36 @@ def open_files(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
-@pytest.fixture()
-def limited_ladder(tmp_path: Path) -> Iterator[Ladder]:
-    ladder = Ladder(tmp_path, file_limit=(FILE_LIMIT, FILE_LIMIT))
+class Attacked:
+    """The module's ladder, and its games per CPU second before any attack."""
+
+    def __init__(self, ladder: Ladder, before: Window) -> None:
+        self.ladder = ladder
+        self.before = before
+
+
+@pytest.fixture(scope="module")
+def limited_ladder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Attacked]:
+    """One ladder for the module's attacks (each starts and ends within its test), its
+    open-file limit at 1,024, its games measured once before them."""
+    ladder = Ladder(tmp_path_factory.mktemp("grpc-limits"),
+                    file_limit=(FILE_LIMIT, FILE_LIMIT))
     try:
-        yield ladder
+        wait_for(lambda: games_stored(ladder.store) >= 10, "the games to flow")
+        yield Attacked(ladder, window(ladder.store, ladder.proc.pid))
     finally:
         ladder.stop(signal.SIGINT)
 
 
 @pytest.mark.long
 def test_idle_connections_to_the_grpc_port_neither_fill_the_file_table_nor_stall_the_games(
-        limited_ladder: Ladder) -> None:
+        limited_ladder: Attacked) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY and hard < IDLE_CLIENTS + 256:
         pytest.skip(f"the open-file limit ({hard}) is too low for {IDLE_CLIENTS} clients")
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    ladder, pid = limited_ladder, limited_ladder.proc.pid
-    wait_for(lambda: games_stored(ladder.store) >= 10, "the games to flow")
-    before = window(ladder.store, pid)
+    ladder, before = limited_ladder.ladder, limited_ladder.before
+    pid = ladder.proc.pid
     logged = ladder.log.stat().st_size
     idle: list[socket.socket] = []
     most_files = 0
@@ -106,7 +117,8 @@ def test_idle_connections_to_the_grpc_port_neither_fill_the_file_table_nor_stall
     assert "File descriptor limit reached" not in log
 
 
-async def silent_streams(address: str, count: int, ladder: Ladder) -> tuple[Counter[str], Any]:
+async def silent_streams(address: str, count: int,
+                         ladder: Ladder) -> tuple[Counter[str], Window]:
     """Open ``count`` Connect streams on one connection and send nothing on them; returns
     how each ended (its status code's name) and the ladder's games meanwhile."""
     async with grpc.aio.insecure_channel(address) as channel:
@@ -123,20 +135,15 @@ async def silent_streams(address: str, count: int, ladder: Ladder) -> tuple[Coun
 
 @pytest.mark.long
 def test_streams_that_never_say_hello_are_refused_past_a_cap_and_do_not_stall_the_games(
-        tmp_path: Path) -> None:
-    ladder = Ladder(tmp_path)
-    try:
-        wait_for(lambda: games_stored(ladder.store) >= 10, "the games to flow")
-        before = window(ladder.store, ladder.proc.pid)
-        ends, during = asyncio.run(silent_streams(ladder.address, SILENT_STREAMS, ladder))
-        assert sum(ends.values()) == SILENT_STREAMS
-        assert set(ends) <= {"DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED", "CANCELLED"}, ends
-        assert ends["DEADLINE_EXCEEDED"] <= MAX_OPENING, ends  # held until the timeout
-        assert ends["RESOURCE_EXHAUSTED"] >= SILENT_STREAMS - MAX_OPENING - ends["CANCELLED"]
-        assert during.per_cpu_s >= before.per_cpu_s / 2, (before, during)
-        assert during.longest_gap_s < GAP_ALLOWED_S, (before, during)
-        # The games go on after the attack.
-        played = games_stored(ladder.store)
-        wait_for(lambda: games_stored(ladder.store) >= played + 10, "more games")
-    finally:
-        ladder.stop(signal.SIGINT)
+        limited_ladder: Attacked) -> None:
+    ladder, before = limited_ladder.ladder, limited_ladder.before
+    ends, during = asyncio.run(silent_streams(ladder.address, SILENT_STREAMS, ladder))
+    assert sum(ends.values()) == SILENT_STREAMS
+    assert set(ends) <= {"DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED", "CANCELLED"}, ends
+    assert ends["DEADLINE_EXCEEDED"] <= MAX_OPENING, ends  # held until the timeout
+    assert ends["RESOURCE_EXHAUSTED"] >= SILENT_STREAMS - MAX_OPENING - ends["CANCELLED"]
+    assert during.per_cpu_s >= before.per_cpu_s / 2, (before, during)
+    assert during.longest_gap_s < GAP_ALLOWED_S, (before, during)
+    # The games go on after the attack.
+    played = games_stored(ladder.store)
+    wait_for(lambda: games_stored(ladder.store) >= played + 10, "more games")
