@@ -81,6 +81,8 @@ def connection_cap() -> int:
     if soft == resource.RLIM_INFINITY:
         soft = 1 << 20
     return max(MIN_CONNECTIONS, (soft - FILES_KEPT) // 3)
+
+
 # The transport's limit on what the server sends: far above any message to a bot (each
 # is checked against the 64 KiB message limit on its own), so that the operator's
 # answers the referee builds (standings of many bots, long game lists) fit.
