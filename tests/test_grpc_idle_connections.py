@@ -32,10 +32,7 @@ from typing import Any
 
 import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-from hostile_bot import closed_by_server
-from serve_support import Ladder
-from test_http_slow_clients import (
+from attack_support import (
     FILE_LIMIT,
     GAP_ALLOWED_S,
     STDERR_GROWTH,
@@ -43,6 +40,9 @@ from test_http_slow_clients import (
     games_stored,
     window,
 )
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from hostile_bot import closed_by_server
+from serve_support import Ladder
 from waiting import WAIT_S, wait_for
 
 from harness.protocol import RefereeServiceStub

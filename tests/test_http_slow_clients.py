@@ -24,20 +24,24 @@ from __future__ import annotations
 import http.client
 import json
 import math
-import os
 import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
-import psutil
 import pytest
+from attack_support import (
+    FILE_LIMIT,
+    GAP_ALLOWED_S,
+    STDERR_GROWTH,
+    games_stored,
+    soft_file_limit,
+    window,
+)
 from serve_support import REPO, Ladder, config, serve, stub
 from waiting import WAIT_S, wait_for
 
@@ -46,63 +50,8 @@ from harness.storage.results import ResultsStore
 from harness.tournament.runner import store_path
 from harness.web.httpguard import HEADER_TIMEOUT_S, MAX_CONNECTIONS, MAX_PER_CLIENT
 
-FILE_LIMIT = 1024
 SLOW_CLIENTS = 1100
-WINDOW_S = 6.0  # games are counted over windows this long
-SAMPLE_S = 0.2  # the store is read this often within a window
-GAP_ALLOWED_S = 5.0  # the longest stretch with no game stored during the attack
-CPU_TICK_S = 1 / os.sysconf("SC_CLK_TCK")  # the kernel counts CPU time in these
 PAGE_TIMEOUT_S = 5.0
-STDERR_GROWTH = 1 << 20
-
-
-def soft_file_limit(pid: int) -> int:
-    """The soft limit on open files of process ``pid``."""
-    soft, _ = psutil.Process(pid).rlimit(psutil.RLIMIT_NOFILE)
-    return int(soft)
-
-
-def games_stored(store: Path) -> int:
-    if not store.exists():
-        return 0
-    with ResultsStore(store) as results:
-        return sum(count for *_, count in results.tournament_summaries())
-
-
-def cpu_seconds(pid: int) -> float:
-    """The CPU time process ``pid`` has used so far, all its threads (not its children)."""
-    times = psutil.Process(pid).cpu_times()
-    return float(times.user + times.system)
-
-
-@dataclass(frozen=True)
-class Window:
-    """What one :data:`WINDOW_S` of play stored: games, per wall second and per CPU
-    second of the process that plays them, and the longest stretch with none stored."""
-
-    games: int
-    per_s: float
-    per_cpu_s: float
-    longest_gap_s: float
-
-
-def window(store: Path, pid: int) -> Window:
-    """Watch the games stored in ``store`` by process ``pid`` for :data:`WINDOW_S`."""
-    first = last = games_stored(store)
-    cpu, start = cpu_seconds(pid), time.monotonic()
-    last_new = start
-    longest = 0.0
-    while time.monotonic() - start < WINDOW_S:
-        time.sleep(SAMPLE_S)
-        if (count := games_stored(store)) > last:
-            now = time.monotonic()
-            longest = max(longest, now - last_new)
-            last, last_new = count, now
-    end = time.monotonic()
-    longest = max(longest, end - last_new)
-    used = max(cpu_seconds(pid) - cpu, CPU_TICK_S)
-    return Window(last - first, (last - first) / (end - start), (last - first) / used,
-                  longest)
 
 
 def page(port: int, path: str, source: str) -> int | str:
