@@ -390,24 +390,27 @@ def test_the_next_referee_kills_what_a_dead_referees_box_left_and_removes_its_gr
         boxes: None) -> None:
     """A process left in the group of a box whose referee is gone (the rare case where
     one outlives a killed referee) is killed by the next referee's start, and the group
-    removed."""
-    gone = subprocess.Popen([sys.executable, "-c", "pass"])
-    gone.wait()  # a referee that no longer exists
+    removed. (The group's referee dies only once the process is in the group: a referee
+    that another test starts meanwhile sweeps the groups of dead referees too.)"""
+    referee = subprocess.Popen(["sleep", "600"])  # stands for the box's referee
     where = cgroups.hierarchy()
-    group = cgroups.Group(where, name=f"box-{gone.pid}-{'ab' * 6}")
+    group = cgroups.Group(where, name=f"box-{referee.pid}-{'ab' * 6}")
     group.create(memory_bytes=256 << 20, pids=16, cpus=1.0, cpuset=None)
     survivor = subprocess.Popen(["sleep", "600"])
     try:
         for procs in group.procs_files():
             procs.write_text(str(survivor.pid))
         assert str(survivor.pid) in members(group.paths["pids"])
+        referee.kill()
+        referee.wait()  # the referee is gone; the process in its box is not
         cgroups.hierarchy()  # a referee starts
         assert survivor.wait(timeout=30) == -signal.SIGKILL
         cgroups.hierarchy()  # (this test, its parent, reaps it only now)
         assert not any(d.exists() for d in group.directories())
     finally:
-        survivor.kill()
-        survivor.wait()
+        for process in (referee, survivor):
+            process.kill()
+            process.wait()
         group.remove()
 
 

@@ -15,7 +15,9 @@ import logging
 import os
 import resource
 import shutil
+import socket
 import tempfile
+import time
 import unicodedata
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
@@ -69,6 +71,53 @@ FILES_KEPT = 512
 """Open files that the gRPC connections leave to everything else: the live page's
 connections and the reserve it keeps for bots' pipes, logs and the store."""
 MIN_CONNECTIONS = 64
+
+
+SOCKET_FOLDER_PREFIX = "euchre-referee-"
+"""The name of each referee's folder for the boxes' socket starts so, in the temporary
+directory."""
+STALE_AFTER_S = 60.0
+"""A socket folder this old whose socket nothing listens on was left by a referee that
+was killed before it could remove it."""
+
+
+def remove_stale_socket_folders(parent: Path, *, older_than: float = STALE_AFTER_S
+                                ) -> list[Path]:
+    """Remove from ``parent`` the boxes' socket folders that referees left when they were
+    killed (a referee that stops removes its own): folders of this user's, made over
+    ``older_than`` seconds ago, whose socket is gone or refuses connections. A folder
+    whose socket accepts a connection belongs to a running referee and is kept. Returns
+    the folders removed."""
+    removed = []
+    now = time.time()
+    with contextlib.suppress(OSError), os.scandir(parent) as entries:
+        for entry in entries:
+            if not entry.name.startswith(SOCKET_FOLDER_PREFIX):
+                continue
+            with contextlib.suppress(OSError):
+                info = entry.stat(follow_symlinks=False)
+                if (not entry.is_dir(follow_symlinks=False) or info.st_uid != os.getuid()
+                        or now - info.st_mtime < older_than):
+                    continue
+                if _socket_answers(Path(entry.path) / SOCKET_NAME):
+                    continue
+                shutil.rmtree(entry.path)
+                removed.append(Path(entry.path))
+    return removed
+
+
+def _socket_answers(path: Path) -> bool:
+    """Whether something listens on the Unix socket ``path`` (False: no such socket, or
+    connections are refused)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1.0)
+        try:
+            probe.connect(str(path))
+        except (FileNotFoundError, ConnectionRefusedError):
+            return False
+        except OSError:
+            return True  # busy or not ours to judge: keep it
+        return True
 
 
 def connection_cap() -> int:
@@ -363,11 +412,15 @@ class RefereeServer:
         may list, holding ``referee.sock``; the socket is served by a second gRPC server
         that offers the bot service only (no operator calls, health or reflection), so
         a boxed bot reaches nothing else of the referee. Mounted read-only into each
-        box."""
+        box. Folders that killed referees left behind are removed first
+        (:func:`remove_stale_socket_folders`)."""
         async with self._box_lock:
             if self._box_dir is not None:
                 return self._box_dir
-            folder = Path(tempfile.mkdtemp(prefix="euchre-referee-"))
+            parent = Path(tempfile.gettempdir())
+            for stale in await asyncio.to_thread(remove_stale_socket_folders, parent):
+                log.info("removed %s, left by a referee that was killed", stale)
+            folder = Path(tempfile.mkdtemp(prefix=SOCKET_FOLDER_PREFIX, dir=parent))
             os.chmod(folder, 0o711)  # boxes (user nobody) may enter, not list
             server = grpc.aio.server(options=self._options())
             add_referee_service(RefereeServicer(self), server)
