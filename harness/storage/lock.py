@@ -6,7 +6,9 @@ A run therefore holds an advisory lock (``flock``) on a lock file beside the sto
 is refused with an error that names the lock file and the process holding it. Within one
 process any number of runs may share the store (``serve`` runs several tournaments at
 once in one process). The kernel drops the lock when its process exits, however it
-exits, so a killed run never leaves a stale lock behind; the file itself stays.
+exits, so a killed run never leaves a stale lock behind; the file itself stays. (A bot
+process that the run was starting at the moment it was killed, forked but not yet
+running its program, shares the lock until it runs it, a moment later.)
 """
 
 from __future__ import annotations
