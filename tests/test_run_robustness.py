@@ -10,6 +10,8 @@ import re
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
@@ -133,20 +135,62 @@ def test_a_second_run_on_the_same_store_is_refused_while_the_first_runs(
     finally:
         os.killpg(first.pid, signal.SIGKILL)
         first.wait(30)
-    # A killed run leaves no stale lock behind. (A bot process it was starting at that
-    # instant, forked but not yet running its program, shares the lock until it does, a
-    # moment later: after 38 of 150 kills of a process that starts others in a loop, on
-    # a loaded machine, the lock was still held just after the kill.)
-    wait_for(lambda: lock_is_free(store_path(tmp_path / "out")),
-             "the killed run's lock to be released")
+    # A killed run leaves no stale lock behind, and the next run takes it at once. (A
+    # bot process the killed run was starting at that instant, forked but not yet
+    # running its program, shares the lock for a moment: the next run waits for it.)
+    with exclusive_writer(store_path(tmp_path / "out")):
+        pass
 
 
-def lock_is_free(store: Path) -> bool:
+FORKING_HOLDER = """
+import os, sys, time
+from pathlib import Path
+from harness.storage.lock import exclusive_writer
+with exclusive_writer(Path(sys.argv[1])):
+    parent = os.getpid()
+    if os.fork() == 0:  # a child that shares the lock and runs no program
+        while os.getppid() == parent:
+            time.sleep(0.01)
+        time.sleep(float(sys.argv[2]))  # ...for this long after its parent's end
+        os._exit(0)
+    print("locked", flush=True)
+    time.sleep(600)
+"""
+
+
+@contextmanager
+def killed_holder_with_a_child(store: Path, child_s: float) -> Iterator[int]:
+    """A process that took the store's lock and forked a child that keeps it for
+    ``child_s`` seconds after the process ends, SIGKILLed: yields its pid. The child is
+    killed on the way out."""
+    holder = subprocess.Popen([sys.executable, "-c", FORKING_HOLDER, str(store), str(child_s)],
+                              cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                              start_new_session=True)
     try:
-        with exclusive_writer(store):
-            return True
-    except StoreError:
-        return False
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        holder.kill()
+        holder.wait(30)
+        yield holder.pid
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(holder.pid, signal.SIGKILL)
+        holder.wait(30)
+
+
+def test_the_lock_of_a_killed_run_shared_by_a_child_it_forked_is_waited_for(
+        tmp_path: Path) -> None:
+    store = store_path(tmp_path)
+    with killed_holder_with_a_child(store, 1.0), exclusive_writer(store):
+        pass  # taken once the child let go: no StoreError
+
+
+def test_a_lock_kept_long_after_its_holder_ended_is_refused_naming_that(
+        tmp_path: Path) -> None:
+    store = store_path(tmp_path)
+    with killed_holder_with_a_child(store, 600) as pid, pytest.raises(
+            StoreError, match=f"held by process {pid}, which has ended; a process it "
+                              f"started still shares it"), exclusive_writer(store):
+        pass
 
 
 def test_runs_in_one_process_share_the_store_lock(tmp_path: Path) -> None:

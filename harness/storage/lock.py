@@ -6,9 +6,11 @@ A run therefore holds an advisory lock (``flock``) on a lock file beside the sto
 is refused with an error that names the lock file and the process holding it. Within one
 process any number of runs may share the store (``serve`` runs several tournaments at
 once in one process). The kernel drops the lock when its process exits, however it
-exits, so a killed run never leaves a stale lock behind; the file itself stays. (A bot
+exits, so a killed run never leaves a stale lock behind; the file itself stays. A bot
 process that the run was starting at the moment it was killed, forked but not yet
-running its program, shares the lock until it runs it, a moment later.)
+running its program, shares the lock until it runs it, a moment later (up to half a
+second on a loaded machine): a process that finds the lock held while the process named
+in the lock file has ended waits for it, up to :data:`RELEASE_WAIT_S`.
 """
 
 from __future__ import annotations
@@ -17,10 +19,15 @@ import contextlib
 import fcntl
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from harness.errors import StoreError
+
+RELEASE_WAIT_S = 5.0
+"""How long to wait for a lock whose holder has ended (see above) before refusing."""
+_POLL_S = 0.02
 
 _guard = threading.Lock()
 _held: dict[Path, tuple[int, int]] = {}  # lock file -> (descriptor, users in this process)
@@ -33,8 +40,9 @@ def lock_path(store: Path) -> Path:
 @contextlib.contextmanager
 def exclusive_writer(store: Path, what: str = "run") -> Iterator[None]:
     """Hold the store's writer lock for the duration of the block. Raises StoreError at
-    once (it never waits) when another process holds it; the error calls the holder
-    ``what`` (a run, a ladder)."""
+    once when another process holds it (the error calls the holder ``what``: a run, a
+    ladder); waits only while the holder named in the lock file has ended and a process
+    it was starting still shares the lock, at most :data:`RELEASE_WAIT_S`."""
     path = lock_path(store).resolve()
     _acquire(path, what)
     try:
@@ -54,15 +62,13 @@ def _acquire(path: Path, what: str) -> None:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as e:
             raise StoreError(f"cannot open the lock file {path}: {e.strerror or e}") from e
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        if not _lock(fd):
             holder = _read_holder(fd)
             os.close(fd)
             raise StoreError(
                 f"another {what} is using the results store {path.with_suffix('')} "
                 f"(its lock {path} is held{holder}): wait for that {what} to end, or give "
-                f"this one another output folder") from None
+                f"this one another output folder")
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         _held[path] = (fd, 1)
@@ -78,9 +84,44 @@ def _release(path: Path) -> None:
         os.close(fd)  # drops the lock
 
 
-def _read_holder(fd: int) -> str:
+def _lock(fd: int) -> bool:
+    """Take the lock on ``fd``: at once, or once the processes that share an ended
+    holder's lock let go of it (False: held)."""
+    deadline = time.monotonic() + RELEASE_WAIT_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            pid = _holder_pid(fd)
+            if pid is None or _alive(pid) or time.monotonic() >= deadline:
+                return False
+            time.sleep(_POLL_S)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        return True
+    return True
+
+
+def _holder_pid(fd: int) -> int | None:
     try:
         text = os.pread(fd, 32, 0).decode().strip()
     except (OSError, UnicodeDecodeError):
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _read_holder(fd: int) -> str:
+    pid = _holder_pid(fd)
+    if pid is None:
         return ""
-    return f" by process {text}" if text.isdigit() else ""
+    if not _alive(pid):
+        return (f" by process {pid}, which has ended; a process it started still shares "
+                f"it")
+    return f" by process {pid}"
