@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +26,20 @@ __all__ = ["BUSY_TIMEOUT_S", "Migration", "SQLiteFile", "rollback"]
 
 BUSY_TIMEOUT_S: Final = 5.0
 """How long a write waits for another process's write transaction to end."""
+
+RETRY_S: Final = 0.02
+"""Opening a new file, two processes that both turn it to WAL at once can meet in a lock
+that waiting cannot resolve, and SQLite then tells one of them "database is locked" at
+once instead of waiting: it opens again after this pause, until :data:`BUSY_TIMEOUT_S`."""
+
+_BUSY_CODES: Final = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether SQLite refused for a lock held elsewhere (not for a broken file)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return (code & 0xFF in _BUSY_CODES) if isinstance(code, int) else "locked" in str(exc)
+
 
 Migration = Callable[[sqlite3.Connection], None]
 """One schema step: brings a file from version ``i`` to ``i + 1`` (``MIGRATIONS[i]``),
@@ -64,20 +79,37 @@ class SQLiteFile:
                                    check_same_thread=False)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open {self.KIND} {self.path}: {exc}") from exc
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            conn.execute("PRAGMA foreign_keys = ON")
-            # Reading the schema first turns "not a database" into one clear error.
-            self._migrate(conn)
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise StoreError(self._unusable(exc)) from exc
-        except BaseException:
-            conn.close()
-            raise
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                self._set_up(conn)
+                break
+            except sqlite3.OperationalError as exc:
+                if _busy(exc) and time.monotonic() < deadline:
+                    rollback(conn)
+                    time.sleep(RETRY_S)
+                    continue
+                conn.close()
+                raise StoreError(
+                    f"{self.path} is busy: other processes kept it locked for "
+                    f"{BUSY_TIMEOUT_S:g} s ({exc})" if _busy(exc)
+                    else self._unusable(exc)) from exc
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                raise StoreError(self._unusable(exc)) from exc
+            except BaseException:
+                conn.close()
+                raise
         self._connection = conn
+
+    def _set_up(self, conn: sqlite3.Connection) -> None:
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        # Reading the schema first turns "not a database" into one clear error.
+        self._migrate(conn)
+        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
 
     # ---------------------------------------------------------------- schema
 
