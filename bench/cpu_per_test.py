@@ -3,9 +3,9 @@
     PYTHONPATH=bench python -m pytest -n0 -q -p cpu_per_test --cpu-per-test cpu.json
     python bench/cpu_per_test.py cpu.json [--top 30]
 
-The plugin records, for each test, the busy time of the whole machine (all cores, from
-``/proc/stat``) and the wall time from its setup to its teardown, and writes them to the
-JSON file when the run ends. Run it serially (``-n0``) on an otherwise idle machine: one
+The plugin records, for each test, the busy time of the whole machine (all cores, as
+``bench/suite.py`` counts it) and the wall time from its setup to its teardown, and writes
+them to the JSON file when the run ends. Run it serially (``-n0``) on an otherwise idle machine: one
 test at a time, the machine's busy time is that test's cost, with everything it started
 (bots, referees, browsers, clusters), which the CPU time of the test's own process
 leaves out. A module's shared fixtures are charged to the test that set them up; the
@@ -16,23 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from collections import defaultdict
 from collections.abc import Generator
 from pathlib import Path
 
 import pytest
-
-TICK_S = 1 / os.sysconf("SC_CLK_TCK")
-
-
-def machine_busy_s() -> float:
-    """CPU seconds the machine has been busy since boot, all cores (user, nice, system,
-    irq, softirq)."""
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    return (fields[0] + fields[1] + fields[2] + fields[5] + fields[6]) * TICK_S
+from suite import machine_busy_s
 
 
 class _Recorder:

@@ -156,8 +156,6 @@ def test_every_attack_of_the_hostile_bot_is_blocked(
     assert not outcome.listener_hit  # nothing reached the other local port
     # The socket reached the referee, which offers the bot service only there.
     assert "StatusCode.UNIMPLEMENTED" in outcome.log.split("ATTACK operator-service:")[1]
-    # Its /proc shows its own PID namespace only: the box's keeper (PID 1, root) and
-    # the bot's own processes, never the referee's.
     # It opened more idle connections to the referee's socket than the referee takes at
     # once; they were all closed (the attack is blocked), and the referee kept the open
     # files that its live page and bots need.
@@ -165,6 +163,8 @@ def test_every_attack_of_the_hostile_bot_is_blocked(
     assert flood is not None and int(flood[1]) > outcome.cap, (outcome.log[-3000:],
                                                                outcome.cap)
     assert outcome.most_files <= FILE_LIMIT - FILES_KEPT, outcome.most_files
+    # Its /proc shows its own PID namespace only: the box's keeper (PID 1, root) and
+    # the bot's own processes, never the referee's.
     seen = re.search(r"^processes seen: \[(.*)\]$", outcome.log, re.MULTILINE)
     assert seen is not None and seen[1].startswith("1, ")
     assert str(os.getpid()) not in seen[1].split(", ")

@@ -10,13 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from serve_support import REPO
 from waiting import WAIT_S
 
 from harness.errors import StoreError
 from harness.storage.results import ResultsStore
 from harness.storage.sqlite import BUSY_TIMEOUT_S
-
-REPO = Path(__file__).resolve().parent.parent
 
 HOLDER = """
 import sqlite3, sys, time
@@ -64,6 +63,7 @@ class _DeadlockOnce(ResultsStore):
 
 
 def test_a_lock_that_waiting_cannot_resolve_is_tried_again(tmp_path: Path) -> None:
+    _DeadlockOnce.tries = 0
     with _DeadlockOnce(tmp_path / "results.sqlite") as store:
         assert store.tournament_summaries() == []
     assert _DeadlockOnce.tries == 2

@@ -37,8 +37,7 @@ _BUSY_CODES: Final = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 def _busy(exc: sqlite3.OperationalError) -> bool:
     """Whether SQLite refused for a lock held elsewhere (not for a broken file)."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    return (code & 0xFF in _BUSY_CODES) if isinstance(code, int) else "locked" in str(exc)
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in _BUSY_CODES
 
 
 Migration = Callable[[sqlite3.Connection], None]
