@@ -4,6 +4,8 @@ and starting, watching, querying and cancelling tournaments."""
 from __future__ import annotations
 
 import asyncio
+import itertools
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -17,8 +19,9 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from harness._generated.euchre.v1 import referee_pb2 as rpb
 from harness._generated.euchre.v1 import referee_pb2_grpc as rpc
 from harness.referee.arena import Arena
+from harness.results.summary import standings
 from harness.storage.results import ResultsStore
-from harness.tournament.service import TournamentService
+from harness.tournament.service import WATCH_INTERVAL_S, TournamentService
 
 
 def toml(name: str, games: int, form: str = "two-handed") -> str:
@@ -212,3 +215,53 @@ def test_start_overrides_are_toml_text_like_set(tmp_path: Path) -> None:
         assert stored["duplicate"] is False
 
     asyncio.run(asyncio.wait_for(scenario(), 300))
+
+
+def test_operator_calls_fit_the_standings_off_the_event_loop_and_a_watch_merges_bursts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading the store and fitting the ratings takes longer as a tournament grows; on
+    the event loop it would hold up every game and clock of the referee. Every call that
+    reports progress does it in a worker thread, and a watch's updates but the last are
+    at least WATCH_INTERVAL_S apart however fast the games finish."""
+    fits: list[tuple[int, float]] = []  # (thread, when) of every standings fit
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        fits.append((threading.get_ident(), time.monotonic()))
+        return standings(*args, **kwargs)
+
+    monkeypatch.setattr("harness.tournament.service.standings", recorded)
+
+    async def scenario() -> None:
+        loop_thread = threading.get_ident()
+        async with Arena(log_dir=tmp_path / "logs") as arena:
+            arena.server.tournaments = TournamentService(arena, tmp_path / "out")
+            async with grpc.aio.insecure_channel(arena.server.address) as channel:
+                op = rpc.OperatorServiceStub(channel)
+                await op.StartTournament(rpb.StartTournamentRequest(
+                    config_toml=toml("bursts", 15)))
+                updates = [u.tournament async for u in op.WatchTournament(
+                    rpb.WatchTournamentRequest(tournament_id="bursts"))]
+                assert updates[-1].status == rpb.TOURNAMENT_STATUS_FINISHED
+                assert updates[-1].games_done == 30
+                watched = [when for _, when in fits]
+                # The first fit is the one after the store's first game; the last is the
+                # final update's, which is sent at once.
+                gaps = [b - a for a, b in itertools.pairwise(watched[:-1])]
+                assert gaps and min(gaps) >= WATCH_INTERVAL_S, gaps
+
+                await op.GetTournament(rpb.GetTournamentRequest(tournament_id="bursts"))
+                await op.ListTournaments(rpb.ListTournamentsRequest())
+                await op.CancelTournament(rpb.CancelTournamentRequest(tournament_id="bursts"))
+                with pytest.raises(grpc.aio.AioRpcError) as finished:
+                    await op.ResumeTournament(rpb.ResumeTournamentRequest(
+                        tournament_id="bursts"))
+                assert finished.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+                with pytest.raises(grpc.aio.AioRpcError) as exists:
+                    await op.StartTournament(rpb.StartTournamentRequest(
+                        config_toml=toml("bursts", 1)))
+                assert exists.value.code() == grpc.StatusCode.ALREADY_EXISTS
+                assert "status finished" in (exists.value.details() or "")
+        assert len(fits) > len(watched) + 4, fits  # every call above fitted
+        assert all(thread != loop_thread for thread, _ in fits), "a fit ran on the loop"
+
+    asyncio.run(asyncio.wait_for(scenario(), 120))

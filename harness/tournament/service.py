@@ -11,6 +11,10 @@ runs it in the background on the referee's own server; ``GetTournament``,
 tournaments of earlier runs included); ``CancelTournament`` stops one at once (finished
 games stay stored) and ``ResumeTournament`` continues one that is not running. A
 referee shutdown interrupts running tournaments; watchers get that last update.
+These calls read the store and fit the ratings, which takes longer as a tournament
+grows: they do it in a worker thread, never on the event loop that runs the games and
+their clocks, and a watch merges bursts (at most one update per
+:data:`WATCH_INTERVAL_S`, and the last one at once).
 ``SubmitHostedBot`` and ``GetHostedBuildLog`` keep and build uploaded bots
 (:mod:`harness.tournament.hosted`) that a configuration names with ``hosted``.
 """
@@ -18,6 +22,7 @@ referee shutdown interrupts running tournaments; watchers get that last update.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import re
@@ -48,6 +53,7 @@ OVERRIDES_FILE = "overrides.json"
 _ACTIVE = ("pending", "running")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _WATCHERS_DRAIN_S = 2.0
+WATCH_INTERVAL_S = 0.5  # a watch's updates, but the last, are at least this far apart
 
 
 def override_text(key: str, text: str) -> str:
@@ -102,6 +108,16 @@ class _Entry:
             self.on_change(self)
 
 
+async def _merge_changes(entry: _Entry) -> None:
+    """Let a tournament's changes gather for :data:`WATCH_INTERVAL_S`, or until it ends."""
+    loop = asyncio.get_running_loop()
+    until = loop.time() + WATCH_INTERVAL_S
+    while not entry.ended and (left := until - loop.time()) > 0:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(left):
+                await entry.changed.wait()
+
+
 class TournamentService:
     """Implements :class:`harness.referee.operator.TournamentCalls` for a referee."""
 
@@ -145,6 +161,12 @@ class TournamentService:
         return [c.parent.name for c in sorted(configs, key=lambda c: c.stat().st_mtime_ns)]
 
     # ------------------------------------------------------------------ progress
+
+    async def _progress_soon(self, tournament_id: str) -> op.TournamentProgress:
+        """:meth:`_progress` in a worker thread: it reads the store and fits the
+        ratings (150 ms at 800 games on a slow 2-core machine, growing with the games),
+        which on the event loop would hold up every game and clock of the referee."""
+        return await asyncio.to_thread(self._progress, tournament_id)
 
     def _progress(self, tournament_id: str) -> op.TournamentProgress:
         entry = self._entries.get(tournament_id)
@@ -335,7 +357,7 @@ class TournamentService:
             await context.abort(
                 grpc.StatusCode.ALREADY_EXISTS,
                 f"tournament {tid!r} already exists on this referee (status "
-                f"{self._status(tid)}); resume it with ResumeTournament (euchre-harness ctl "
+                f"{await self._status(tid)}); resume it with ResumeTournament (euchre-harness ctl "
                 f"resume {tid}), or give the configuration another name or id")
         folder = self.folder(tid)
         try:
@@ -351,9 +373,9 @@ class TournamentService:
         self._launch(config)
         return op.StartTournamentResponse(tournament_id=tid)
 
-    def _status(self, tournament_id: str) -> str:
+    async def _status(self, tournament_id: str) -> str:
         try:
-            return op.status_name(self._progress(tournament_id).status)
+            return op.status_name((await self._progress_soon(tournament_id)).status)
         except HarnessError:
             return "unknown"
 
@@ -365,7 +387,7 @@ class TournamentService:
         if entry is not None and entry.status in _ACTIVE:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                                 f"tournament {tid!r} is already running")
-        if op.status_name(self._progress(tid).status) == "finished":
+        if op.status_name((await self._progress_soon(tid)).status) == "finished":
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                                 f"tournament {tid!r} is finished: every game is played")
         try:
@@ -374,17 +396,19 @@ class TournamentService:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                                 f"tournament {tid!r} cannot be resumed: {e}")
         self._launch(config)
-        return op.ResumeTournamentResponse(tournament=self._progress(tid))
+        return op.ResumeTournamentResponse(tournament=await self._progress_soon(tid))
 
     async def GetTournament(self, request: op.GetTournamentRequest,
                             context: Context) -> op.GetTournamentResponse:
         await self._require(request.tournament_id, context)
-        return op.GetTournamentResponse(tournament=self._progress(request.tournament_id))
+        return op.GetTournamentResponse(
+            tournament=await self._progress_soon(request.tournament_id))
 
     async def ListTournaments(self, request: op.ListTournamentsRequest,
                               context: Context) -> op.ListTournamentsResponse:
-        return op.ListTournamentsResponse(
-            tournaments=[self._progress(t) for t in self.tournament_ids()])
+        ids = self.tournament_ids()
+        progress = await asyncio.to_thread(lambda: [self._progress(t) for t in ids])
+        return op.ListTournamentsResponse(tournaments=progress)
 
     async def CancelTournament(self, request: op.CancelTournamentRequest,
                                context: Context) -> op.CancelTournamentResponse:
@@ -400,7 +424,7 @@ class TournamentService:
             if entry.play is not None:
                 entry.play.cancel()
             await asyncio.wait([entry.task])
-        return op.CancelTournamentResponse(tournament=self._progress(tid))
+        return op.CancelTournamentResponse(tournament=await self._progress_soon(tid))
 
     async def WatchTournament(self, request: op.WatchTournamentRequest,
                               context: Context) -> AsyncIterator[op.WatchTournamentResponse]:
@@ -408,7 +432,7 @@ class TournamentService:
         await self._require(tid, context)
         entry = self._entries.get(tid)
         if entry is None:  # stored by an earlier run: nothing will change
-            yield op.WatchTournamentResponse(tournament=self._progress(tid))
+            yield op.WatchTournamentResponse(tournament=await self._progress_soon(tid))
             return
         self._watchers += 1
         self._no_watchers.clear()
@@ -420,9 +444,10 @@ class TournamentService:
                     await event.wait()
                 seen = entry.version
                 final = entry.ended
-                yield op.WatchTournamentResponse(tournament=self._progress(tid))
+                yield op.WatchTournamentResponse(tournament=await self._progress_soon(tid))
                 if final:
                     return
+                await _merge_changes(entry)
         finally:
             self._watchers -= 1
             if not self._watchers:

@@ -199,9 +199,10 @@ class OperatorServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def WatchTournament(self, request, context):
-        """Follow a tournament: the current progress at once, then a new message each time a
-        game finishes or the status changes. The stream ends after the message that shows
-        a final status (FINISHED, CANCELLED, INTERRUPTED or FAILED).
+        """Follow a tournament: the current progress at once, then a new message when games
+        finish or the status changes, at most two a second (changes in between are merged
+        into the next message). The stream ends after the message that shows a final
+        status (FINISHED, CANCELLED, INTERRUPTED or FAILED), which is sent at once.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -128,9 +128,10 @@ class OperatorServiceStub:
     in its output folder by earlier runs.
     """
     WatchTournament: _grpc.UnaryStreamMultiCallable[_referee_pb2.WatchTournamentRequest, _referee_pb2.WatchTournamentResponse]
-    """Follow a tournament: the current progress at once, then a new message each time a
-    game finishes or the status changes. The stream ends after the message that shows
-    a final status (FINISHED, CANCELLED, INTERRUPTED or FAILED).
+    """Follow a tournament: the current progress at once, then a new message when games
+    finish or the status changes, at most two a second (changes in between are merged
+    into the next message). The stream ends after the message that shows a final
+    status (FINISHED, CANCELLED, INTERRUPTED or FAILED), which is sent at once.
     """
     CancelTournament: _grpc.UnaryUnaryMultiCallable[_referee_pb2.CancelTournamentRequest, _referee_pb2.CancelTournamentResponse]
     """Stop a tournament: games in progress are ended with termination INTERRUPTED and no
@@ -173,9 +174,10 @@ class OperatorServiceAsyncStub(OperatorServiceStub):
     in its output folder by earlier runs.
     """
     WatchTournament: _aio.UnaryStreamMultiCallable[_referee_pb2.WatchTournamentRequest, _referee_pb2.WatchTournamentResponse]  # type: ignore[assignment]
-    """Follow a tournament: the current progress at once, then a new message each time a
-    game finishes or the status changes. The stream ends after the message that shows
-    a final status (FINISHED, CANCELLED, INTERRUPTED or FAILED).
+    """Follow a tournament: the current progress at once, then a new message when games
+    finish or the status changes, at most two a second (changes in between are merged
+    into the next message). The stream ends after the message that shows a final
+    status (FINISHED, CANCELLED, INTERRUPTED or FAILED), which is sent at once.
     """
     CancelTournament: _aio.UnaryUnaryMultiCallable[_referee_pb2.CancelTournamentRequest, _referee_pb2.CancelTournamentResponse]  # type: ignore[assignment]
     """Stop a tournament: games in progress are ended with termination INTERRUPTED and no
@@ -245,9 +247,10 @@ class OperatorServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _referee_pb2.WatchTournamentRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_referee_pb2.WatchTournamentResponse], _abc.AsyncIterator[_referee_pb2.WatchTournamentResponse]]:
-        """Follow a tournament: the current progress at once, then a new message each time a
-        game finishes or the status changes. The stream ends after the message that shows
-        a final status (FINISHED, CANCELLED, INTERRUPTED or FAILED).
+        """Follow a tournament: the current progress at once, then a new message when games
+        finish or the status changes, at most two a second (changes in between are merged
+        into the next message). The stream ends after the message that shows a final
+        status (FINISHED, CANCELLED, INTERRUPTED or FAILED), which is sent at once.
         """
 
     @_abc_1.abstractmethod
