@@ -10,12 +10,17 @@ results; the SPRT stops when it can decide.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_support import harness_command
@@ -25,7 +30,8 @@ from waiting import wait_for
 from harness.referee.outcome import Termination
 from harness.results.rating import fit_ratings
 from harness.results.sprt import SprtDecision
-from harness.storage.results import ResultsStore
+from harness.storage.lock import lock_path
+from harness.storage.results import GameRow, ResultsStore
 from harness.tournament.config import default_config, load_config
 from harness.tournament.outputs import tournament_report
 from harness.tournament.runner import TournamentRunner, store_path
@@ -301,3 +307,56 @@ def test_raising_games_extends_a_finished_tournament_with_only_the_new_games(
             assert (before[game.key].seats, before[game.key].seed) == (game.seats, game.seed)
     fewer = cli("run", str(path), "--quiet", "--games", "3")
     assert fewer.returncode == 2 and "differs in: games" in fewer.stderr
+
+
+def test_the_store_is_opened_and_read_off_the_event_loop_and_a_cancel_meanwhile_lets_go(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``serve`` runs many tournaments on one event loop, which also times their bots:
+    starting or resuming one (its store's lock, reading its stored games) happens in a
+    worker thread. A run cancelled meanwhile still releases the lock and the store once
+    the thread is done."""
+    readers: list[int] = []
+    entered, gate = threading.Event(), threading.Event()
+    real_games = ResultsStore.games
+
+    def games(self: ResultsStore, *args: Any, **kwargs: Any) -> Iterator[GameRow]:
+        readers.append(threading.get_ident())
+        entered.set()
+        assert gate.wait(60), "the test never let the read go on"
+        return real_games(self, *args, **kwargs)
+
+    monkeypatch.setattr(ResultsStore, "games", games)
+    config = load_config(small_config(tmp_path, games=1))
+    lock_file = lock_path(store_path(tmp_path / "out"))
+
+    def lock_is_free() -> bool:
+        with open(lock_file, "a") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return False
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            return True
+
+    async def scenario() -> None:
+        loop_thread = threading.get_ident()
+        gate.set()
+        state = await TournamentRunner(config).run()
+        assert state.finished and readers
+        assert loop_thread not in readers, "the stored games were read on the loop"
+
+        gate.clear()
+        entered.clear()
+        run = asyncio.ensure_future(TournamentRunner(config).run())  # a resume
+        assert await asyncio.to_thread(entered.wait, 60), "the resume never read its store"
+        assert not lock_is_free()
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        gate.set()
+        deadline = time.monotonic() + 60
+        while not lock_is_free():
+            assert time.monotonic() < deadline, "the cancelled run kept the store's lock"
+            await asyncio.sleep(0.05)
+
+    asyncio.run(asyncio.wait_for(scenario(), 120))
