@@ -21,6 +21,7 @@ counted once its write has returned, and once a write failed nothing more is sto
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections import Counter
@@ -188,7 +189,9 @@ class TournamentRunner:
         try:
             stack, store, finished = await asyncio.shield(opening)
         except asyncio.CancelledError:
-            opening.add_done_callback(_close_when_opened)  # the thread goes on until done
+            # The thread goes on: let it end before this run does, so that nothing it
+            # writes lands after what the caller stores next (serve stores "cancelled").
+            await _undo_opening(opening, cfg.id)
             raise
         with stack:
             self._writer = GameWriter(store, cfg.id, stop_after_failure=True)
@@ -442,11 +445,20 @@ def startup_failures_message(bot: str, times: int, result: GameResult, *, on: st
            f"{startup_failure_reason(bot, result)}"
 
 
-def _close_when_opened(
-        opening: asyncio.Future[tuple[ExitStack, ResultsStore, dict[str, GameRow]]]) -> None:
-    """A run cancelled while its store was being opened: close what the thread opened."""
-    if not opening.cancelled() and opening.exception() is None:
-        opening.result()[0].close()
+async def _undo_opening(
+        opening: asyncio.Future[tuple[ExitStack, ResultsStore, dict[str, GameRow]]],
+        tournament_id: str) -> None:
+    """A run cancelled while its store was being opened (:meth:`TournamentRunner.run`):
+    wait for the thread (seconds at most: the lock's and the store's waits are bounded),
+    then store the run as interrupted, as a run cancelled later does, and close."""
+    while not opening.done():
+        with contextlib.suppress(asyncio.CancelledError):  # the caller re-raises its own
+            await asyncio.wait([opening])
+    if opening.cancelled() or opening.exception() is not None:
+        return
+    stack, store, _ = opening.result()
+    with stack:
+        store.set_status(tournament_id, "interrupted")
 
 
 def _chain(first: ScheduledGame, rest: Iterator[ScheduledGame]) -> Iterator[ScheduledGame]:
