@@ -265,3 +265,29 @@ def test_operator_calls_fit_the_standings_off_the_event_loop_and_a_watch_merges_
         assert all(thread != loop_thread for thread, _ in fits), "a fit ran on the loop"
 
     asyncio.run(asyncio.wait_for(scenario(), 120))
+
+
+def test_two_resumes_at_once_start_one_run(tmp_path: Path) -> None:
+    """A resume reads the store in a worker thread before it starts the run: two sent at
+    once must still start it once (two runs in one process would share the store's lock
+    and play the same games); the other is refused as already running."""
+
+    async def scenario() -> None:
+        async with Arena(log_dir=tmp_path / "logs") as arena:
+            arena.server.tournaments = TournamentService(arena, tmp_path / "out")
+            async with grpc.aio.insecure_channel(arena.server.address) as channel:
+                op = rpc.OperatorServiceStub(channel)
+                await op.StartTournament(rpb.StartTournamentRequest(
+                    config_toml=toml("twice", 200)))
+                await op.CancelTournament(rpb.CancelTournamentRequest(tournament_id="twice"))
+                request = rpb.ResumeTournamentRequest(tournament_id="twice")
+                answers = await asyncio.gather(op.ResumeTournament(request),
+                                               op.ResumeTournament(request),
+                                               return_exceptions=True)
+                refused = [a for a in answers if isinstance(a, grpc.aio.AioRpcError)]
+                assert len(refused) == 1, answers
+                assert refused[0].code() == grpc.StatusCode.FAILED_PRECONDITION
+                assert "already running" in (refused[0].details() or "")
+                await op.CancelTournament(rpb.CancelTournamentRequest(tournament_id="twice"))
+
+    asyncio.run(asyncio.wait_for(scenario(), 120))

@@ -383,13 +383,14 @@ class TournamentService:
                                context: Context) -> op.ResumeTournamentResponse:
         tid = request.tournament_id
         await self._require(tid, context)
+        if op.status_name((await self._progress_soon(tid)).status) == "finished":
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                                f"tournament {tid!r} is finished: every game is played")
+        # From this check to the launch nothing awaits: two resumes at once launch one run.
         entry = self._entries.get(tid)
         if entry is not None and entry.status in _ACTIVE:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                                 f"tournament {tid!r} is already running")
-        if op.status_name((await self._progress_soon(tid)).status) == "finished":
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
-                                f"tournament {tid!r} is finished: every game is played")
         try:
             config = self.hosting.resolve(self._load(tid))
         except (HarnessError, OSError, ValueError) as e:
