@@ -4,15 +4,17 @@ and starting, watching, querying and cancelling tournaments."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import threading
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
-from configs import toml_config
+from configs import paced, toml_config
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
@@ -26,6 +28,29 @@ from harness.tournament.service import WATCH_INTERVAL_S, TournamentService
 
 def toml(name: str, games: int, form: str = "two-handed") -> str:
     return toml_config(name, games=games, concurrency=1, rules={"form": form, "target": 3})
+
+
+@contextlib.asynccontextmanager
+async def operator_stub(tmp_path: Path) -> AsyncIterator[rpc.OperatorServiceAsyncStub]:
+    """A referee with serve's tournament service (tournaments go under ``tmp_path/out``)
+    and an operator's stub connected to it."""
+    async with Arena(log_dir=tmp_path / "logs") as arena:
+        arena.server.tournaments = TournamentService(arena, tmp_path / "out")
+        async with grpc.aio.insecure_channel(arena.server.address) as channel:
+            yield rpc.OperatorServiceStub(channel)
+
+
+async def watched_to_the_end(op: rpc.OperatorServiceAsyncStub,
+                             tournament_id: str) -> rpb.TournamentProgress:
+    """Watch a tournament until its stream ends; its last update, which must say it
+    finished."""
+    final = None
+    async for update in op.WatchTournament(
+            rpb.WatchTournamentRequest(tournament_id=tournament_id)):
+        final = update.tournament
+    assert final is not None
+    assert final.status == rpb.TOURNAMENT_STATUS_FINISHED, final
+    return final
 
 
 def test_operator_service_runs_and_reports_tournaments(tmp_path: Path) -> None:
@@ -156,20 +181,12 @@ def test_tournaments_on_one_referee_keep_their_own_bots(tmp_path: Path) -> None:
     two = toml("two", 1)
 
     async def scenario() -> None:
-        async with Arena(log_dir=tmp_path / "logs") as arena:
-            arena.server.tournaments = TournamentService(arena, tmp_path / "out")
-            async with grpc.aio.insecure_channel(arena.server.address) as channel:
-                op = rpc.OperatorServiceStub(channel)
-                await op.StartTournament(rpb.StartTournamentRequest(config_toml=two))
-                await op.StartTournament(rpb.StartTournamentRequest(config_toml=four))
-                for tid in ("two", "four"):
-                    final = None
-                    async for update in op.WatchTournament(
-                            rpb.WatchTournamentRequest(tournament_id=tid)):
-                        final = update.tournament
-                    assert final is not None
-                    assert final.status == rpb.TOURNAMENT_STATUS_FINISHED, final
-                    assert final.games_done == final.games_total == 2
+        async with operator_stub(tmp_path) as op:
+            await op.StartTournament(rpb.StartTournamentRequest(config_toml=two))
+            await op.StartTournament(rpb.StartTournamentRequest(config_toml=four))
+            for tid in ("two", "four"):
+                final = await watched_to_the_end(op, tid)
+                assert final.games_done == final.games_total == 2
 
     asyncio.run(asyncio.wait_for(scenario(), 60))
 
@@ -180,34 +197,26 @@ def test_start_overrides_are_toml_text_like_set(tmp_path: Path) -> None:
     four = toml("ignored", 1, "four-handed")
 
     async def scenario() -> None:
-        async with Arena(log_dir=tmp_path / "logs") as arena:
-            arena.server.tournaments = TournamentService(arena, tmp_path / "out")
-            async with grpc.aio.insecure_channel(arena.server.address) as channel:
-                op = rpc.OperatorServiceStub(channel)
-                started = await op.StartTournament(rpb.StartTournamentRequest(
-                    config_toml=four, overrides={"rules.form": '"two-handed"',
-                                                 "name": '"Quoted Cup"', "rules.target": "3",
-                                                 "duplicate": "false"}))
-                assert started.tournament_id == "quoted-cup"
-                bare = await op.StartTournament(rpb.StartTournamentRequest(
-                    config_toml=four, overrides={"rules.form": "two-handed",
-                                                 "name": "bare", "rules.target": "3"}))
-                for tid in (started.tournament_id, bare.tournament_id):
-                    final = None
-                    async for update in op.WatchTournament(
-                            rpb.WatchTournamentRequest(tournament_id=tid)):
-                        final = update.tournament
-                    assert final is not None
-                    assert final.status == rpb.TOURNAMENT_STATUS_FINISHED, final
-                assert final is not None and final.name == "bare"
-                got = await op.GetTournament(rpb.GetTournamentRequest(
-                    tournament_id="quoted-cup"))
-                assert got.tournament.name == "Quoted Cup"
-                with pytest.raises(grpc.aio.AioRpcError) as bad:
-                    await op.StartTournament(rpb.StartTournamentRequest(
-                        config_toml=four, overrides={"rules.form": '"nine-handed"'}))
-                assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-                assert "rules.form" in (bad.value.details() or "")
+        async with operator_stub(tmp_path) as op:
+            started = await op.StartTournament(rpb.StartTournamentRequest(
+                config_toml=four, overrides={"rules.form": '"two-handed"',
+                                             "name": '"Quoted Cup"', "rules.target": "3",
+                                             "duplicate": "false"}))
+            assert started.tournament_id == "quoted-cup"
+            bare = await op.StartTournament(rpb.StartTournamentRequest(
+                config_toml=four, overrides={"rules.form": "two-handed",
+                                             "name": "bare", "rules.target": "3"}))
+            for tid in (started.tournament_id, bare.tournament_id):
+                final = await watched_to_the_end(op, tid)
+            assert final.name == "bare"
+            got = await op.GetTournament(rpb.GetTournamentRequest(
+                tournament_id="quoted-cup"))
+            assert got.tournament.name == "Quoted Cup"
+            with pytest.raises(grpc.aio.AioRpcError) as bad:
+                await op.StartTournament(rpb.StartTournamentRequest(
+                    config_toml=four, overrides={"rules.form": '"nine-handed"'}))
+            assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "rules.form" in (bad.value.details() or "")
         with ResultsStore(tmp_path / "out" / "quoted-cup" / "results.sqlite") as store:
             stored = store.tournament_config("quoted-cup")
         assert stored["name"] == "Quoted Cup"
@@ -233,34 +242,32 @@ def test_operator_calls_fit_the_standings_off_the_event_loop_and_a_watch_merges_
 
     async def scenario() -> None:
         loop_thread = threading.get_ident()
-        async with Arena(log_dir=tmp_path / "logs") as arena:
-            arena.server.tournaments = TournamentService(arena, tmp_path / "out")
-            async with grpc.aio.insecure_channel(arena.server.address) as channel:
-                op = rpc.OperatorServiceStub(channel)
-                await op.StartTournament(rpb.StartTournamentRequest(
-                    config_toml=toml("bursts", 15)))
-                updates = [u.tournament async for u in op.WatchTournament(
-                    rpb.WatchTournamentRequest(tournament_id="bursts"))]
-                assert updates[-1].status == rpb.TOURNAMENT_STATUS_FINISHED
-                assert updates[-1].games_done == 30
-                watched = [when for _, when in fits]
-                # The first fit is the one after the store's first game; the last is the
-                # final update's, which is sent at once.
-                gaps = [b - a for a, b in itertools.pairwise(watched[:-1])]
-                assert gaps and min(gaps) >= WATCH_INTERVAL_S, gaps
+        async with operator_stub(tmp_path) as op:
+            # Bots that take 5 ms a decision: 30 games of at least 13 decisions last
+            # about 2 s or more however fast the machine, so the watch has updates to
+            # space out.
+            await op.StartTournament(rpb.StartTournamentRequest(config_toml=toml_config(
+                "bursts", games=15, concurrency=1, rules={"form": "two-handed", "target": 3},
+                bots=(paced("random", 5), paced("heuristic", 5)))))
+            assert (await watched_to_the_end(op, "bursts")).games_done == 30
+            watched = [when for _, when in fits]
+            # The first fit is the one after the store's first game; the last is the
+            # final update's, which is sent at once.
+            gaps = [b - a for a, b in itertools.pairwise(watched[:-1])]
+            assert gaps and min(gaps) >= WATCH_INTERVAL_S, gaps
 
-                await op.GetTournament(rpb.GetTournamentRequest(tournament_id="bursts"))
-                await op.ListTournaments(rpb.ListTournamentsRequest())
-                await op.CancelTournament(rpb.CancelTournamentRequest(tournament_id="bursts"))
-                with pytest.raises(grpc.aio.AioRpcError) as finished:
-                    await op.ResumeTournament(rpb.ResumeTournamentRequest(
-                        tournament_id="bursts"))
-                assert finished.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-                with pytest.raises(grpc.aio.AioRpcError) as exists:
-                    await op.StartTournament(rpb.StartTournamentRequest(
-                        config_toml=toml("bursts", 1)))
-                assert exists.value.code() == grpc.StatusCode.ALREADY_EXISTS
-                assert "status finished" in (exists.value.details() or "")
+            await op.GetTournament(rpb.GetTournamentRequest(tournament_id="bursts"))
+            await op.ListTournaments(rpb.ListTournamentsRequest())
+            await op.CancelTournament(rpb.CancelTournamentRequest(tournament_id="bursts"))
+            with pytest.raises(grpc.aio.AioRpcError) as finished:
+                await op.ResumeTournament(rpb.ResumeTournamentRequest(
+                    tournament_id="bursts"))
+            assert finished.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            with pytest.raises(grpc.aio.AioRpcError) as exists:
+                await op.StartTournament(rpb.StartTournamentRequest(
+                    config_toml=toml("bursts", 1)))
+            assert exists.value.code() == grpc.StatusCode.ALREADY_EXISTS
+            assert "status finished" in (exists.value.details() or "")
         assert len(fits) > len(watched) + 4, fits  # every call above fitted
         assert all(thread != loop_thread for thread, _ in fits), "a fit ran on the loop"
 
@@ -273,21 +280,18 @@ def test_two_resumes_at_once_start_one_run(tmp_path: Path) -> None:
     and play the same games); the other is refused as already running."""
 
     async def scenario() -> None:
-        async with Arena(log_dir=tmp_path / "logs") as arena:
-            arena.server.tournaments = TournamentService(arena, tmp_path / "out")
-            async with grpc.aio.insecure_channel(arena.server.address) as channel:
-                op = rpc.OperatorServiceStub(channel)
-                await op.StartTournament(rpb.StartTournamentRequest(
-                    config_toml=toml("twice", 200)))
-                await op.CancelTournament(rpb.CancelTournamentRequest(tournament_id="twice"))
-                request = rpb.ResumeTournamentRequest(tournament_id="twice")
-                answers = await asyncio.gather(op.ResumeTournament(request),
-                                               op.ResumeTournament(request),
-                                               return_exceptions=True)
-                refused = [a for a in answers if isinstance(a, grpc.aio.AioRpcError)]
-                assert len(refused) == 1, answers
-                assert refused[0].code() == grpc.StatusCode.FAILED_PRECONDITION
-                assert "already running" in (refused[0].details() or "")
-                await op.CancelTournament(rpb.CancelTournamentRequest(tournament_id="twice"))
+        async with operator_stub(tmp_path) as op:
+            await op.StartTournament(rpb.StartTournamentRequest(
+                config_toml=toml("twice", 200)))
+            await op.CancelTournament(rpb.CancelTournamentRequest(tournament_id="twice"))
+            request = rpb.ResumeTournamentRequest(tournament_id="twice")
+            answers = await asyncio.gather(op.ResumeTournament(request),
+                                           op.ResumeTournament(request),
+                                           return_exceptions=True)
+            refused = [a for a in answers if isinstance(a, grpc.aio.AioRpcError)]
+            assert len(refused) == 1, answers
+            assert refused[0].code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert "already running" in (refused[0].details() or "")
+            await op.CancelTournament(rpb.CancelTournamentRequest(tournament_id="twice"))
 
     asyncio.run(asyncio.wait_for(scenario(), 120))

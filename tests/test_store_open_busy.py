@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,8 @@ def test_a_store_locked_longer_than_the_busy_timeout_is_refused_as_busy(
         tmp_path: Path) -> None:
     path = tmp_path / "results.sqlite"
     ResultsStore(path).close()
-    sqlite3.connect(path).execute("PRAGMA journal_mode = DELETE").close()  # as new
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("PRAGMA journal_mode = DELETE")  # as a new file is
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path),
                                str(BUSY_TIMEOUT_S + 60)], cwd=REPO, stdout=subprocess.PIPE,
                               text=True)

@@ -349,9 +349,9 @@ def test_the_store_is_opened_and_read_off_the_event_loop_and_a_cancel_meanwhile_
         run = asyncio.ensure_future(TournamentRunner(config).run())  # a resume
         assert await asyncio.to_thread(entered.wait, 60), "the resume never read its store"
         assert not lock_is_free()
-        run.cancel()
-        # Let the cancel reach the run while the read is held (should it reach it later,
-        # the run ends the same way).
+        run.cancel()  # the run awaits its opening thread, which is held in the read
+        # A run that ended without waiting for its thread would have ended by now, with
+        # the lock still held below; this one cannot end before the read goes on.
         await asyncio.sleep(0.2)
         gate.set()
         with pytest.raises(asyncio.CancelledError):

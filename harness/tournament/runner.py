@@ -26,7 +26,6 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -205,14 +204,14 @@ class TournamentRunner:
             raise StartupFailuresError(self._failure)
         return self.state
 
-    def _open_store(self) -> tuple[ExitStack, ResultsStore, dict[str, GameRow]]:
+    def _open_store(self) -> tuple[contextlib.ExitStack, ResultsStore, dict[str, GameRow]]:
         """Take the store's lock, open it, mark the tournament running and read the games
         it holds; the stack closes the store and releases the lock. Run in a worker
         thread: waiting for a killed run's lock, or reading thousands of stored games
         (114 ms for 800 on a slow 2-core machine), must not hold up the event loop,
         which in ``serve`` plays other tournaments' games and times their bots."""
         cfg = self.config
-        stack = ExitStack()
+        stack = contextlib.ExitStack()
         try:
             self.output.mkdir(parents=True, exist_ok=True)
             path = store_path(self.output)
@@ -446,7 +445,7 @@ def startup_failures_message(bot: str, times: int, result: GameResult, *, on: st
 
 
 async def _undo_opening(
-        opening: asyncio.Future[tuple[ExitStack, ResultsStore, dict[str, GameRow]]],
+        opening: asyncio.Future[tuple[contextlib.ExitStack, ResultsStore, dict[str, GameRow]]],
         tournament_id: str) -> None:
     """A run cancelled while its store was being opened (:meth:`TournamentRunner.run`):
     wait for the thread (seconds at most: the lock's and the store's waits are bounded),
