@@ -22,7 +22,9 @@
     │   └── SandboxUnavailable            bubblewrap or the cgroup controllers are missing
     ├── BundleError (ValueError)          a submitted bot bundle is refused: archive,
     │   │                                 manifest (bot.toml) or checksum; says why
-    │   └── BundleTooLarge                over the size or file-count cap
+    │   └── UploadLimit                   over a limit of the referee: too little free
+    │       │                             disk, too many submissions of a bot in a day
+    │       └── BundleTooLarge            over the size or file-count cap
     ├── ClusterError                      the Dask cluster cannot be used, or a game failed on it
     │   └── ClusterLost                   the connection to the scheduler was lost
     ├── RatingsProcessLost                the ladder's ratings process exited or broke
@@ -169,7 +171,13 @@ class BundleError(HarnessError, ValueError):
     checksum that does not match); the message says why, for the bot's owner."""
 
 
-class BundleTooLarge(BundleError):
+class UploadLimit(BundleError):
+    """A submission is refused for one of the referee's limits rather than for what the
+    bundle holds: the free disk it would leave, or a bot's submissions in a day. The
+    message says which, and when a limit in time lets the next one through."""
+
+
+class BundleTooLarge(UploadLimit):
     """A submitted bundle, or what it unpacks to, is over the ladder's caps."""
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tarfile
@@ -34,9 +35,12 @@ from submit_support import (
     tar_of,
 )
 
+from harness.errors import UploadLimit
+from harness.hosting.files import BundleFiles
 from harness.protocol import ladder as lp
 
 CAP_MIB = 2
+PER_DAY = 10  # the ladder's default submissions_per_day
 
 
 @pytest.fixture(scope="module")
@@ -344,3 +348,76 @@ def test_one_upload_at_a_time_per_bot(ladder: HostLadder, tmp_path: Path) -> Non
         after = submit(channel, bundle, "one-at-a-time")
     assert after.bot.name == "one-at-a-time@2"
     assert ladder.leftovers() == []
+
+
+def test_a_bot_token_submitting_version_after_version_is_stopped_at_the_daily_limit(
+        ladder: HostLadder, tmp_path: Path) -> None:
+    # The attack: a bot's owner submits a different bundle as fast as the ladder takes
+    # them, each kept on disk with its files. Past the day's limit every further one is
+    # refused before a byte of it is received, and nothing more is kept.
+    folder = python_bot(tmp_path / "bot")
+
+    def bundle(n: int) -> bytes:
+        (folder / "padding.bin").write_bytes(n.to_bytes(4, "big") + os.urandom(64 << 10))
+        return tar_gz(folder)
+
+    with ladder.channel() as channel:
+        first = submit(channel, bundle(0), "spammer")  # the operator registers it
+        stored_before = len(ladder.stored())
+        token, accepted, refused = first.token, 1, None
+        for n in range(1, 3 * PER_DAY):
+            try:
+                answer = submit(channel, bundle(n), "spammer", metadata=bearer(token))
+            except grpc.RpcError as e:
+                refused = e
+                break
+            token, accepted = answer.token, accepted + 1
+        assert accepted == PER_DAY
+        assert refused is not None and refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert (f"spammer has {PER_DAY} versions registered in the last 24 hours"
+                in (refused.details() or ""))
+        assert "submissions_per_day = 10" in (refused.details() or "")
+        assert "the next is accepted from " in (refused.details() or "")
+        assert len(ladder.stored()) == stored_before + PER_DAY - 1
+        assert ladder.leftovers() == []
+        again = refusal(lambda: submit(channel, bundle(99), "spammer", metadata=bearer(token)))
+        assert again.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        # The operator is never refused for it; the bot's next version plays as before.
+        by_operator = submit(channel, bundle(100), "spammer")
+    assert by_operator.bot.name == f"spammer@{PER_DAY + 1}"
+    assert len(ladder.stored()) == stored_before + PER_DAY
+
+
+def test_a_submission_that_would_leave_less_free_disk_than_the_reserve_is_refused(
+        tmp_path: Path) -> None:
+    # A reserve larger than the whole disk: every submission is refused, the operator's
+    # too, before anything is received, with the free space in the message.
+    reserve_mib = (shutil.disk_usage(tmp_path).total >> 20) + 1
+    host = HostLadder(tmp_path, f"[ladder]\nupload_reserve_mib = {reserve_mib}\n",
+                      name="full-disk-ladder")
+    try:
+        data = tar_gz(python_bot(tmp_path / "bot"))
+        with host.channel() as channel:
+            full = refusal(lambda: submit(channel, data, "no-room"))
+            standings = lp.LadderServiceStub(channel).GetStandings(
+                lp.GetStandingsRequest(), metadata=bearer(OPERATOR_TOKEN), timeout=60)
+        assert full.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "this referee is low on disk: " in (full.details() or "")
+        assert f"must leave {reserve_mib:,}.0 MiB for results" in (full.details() or "")
+        assert "no-room" not in {s.name for s in standings.standings}
+        assert host.stored() == set() and host.leftovers() == []
+    finally:
+        host.kill()
+
+
+def test_the_disk_must_hold_the_bundle_what_it_may_unpack_to_and_the_reserve(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = BundleFiles(tmp_path / "uploads", max_bytes=1000, disk_reserve=5000)
+    unpacked = files.limits.max_bytes  # 10 times the cap
+    free = 300 + unpacked + 5000
+    real = shutil.disk_usage
+    monkeypatch.setattr(shutil, "disk_usage",
+                        lambda path: real(path)._replace(free=free))
+    files.receive("tar.gz", 300, "a" * 64).discard()  # exactly enough
+    with pytest.raises(UploadLimit, match="low on disk"):
+        files.receive("tar.gz", 301, "a" * 64)

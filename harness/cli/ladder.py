@@ -117,6 +117,8 @@ def settings_from(config: TournamentConfig, *, host: str, port: int) -> LadderSe
         matchmaking=matchmaking, quarantine=quarantine, cluster_retry_seconds=retry,
         house_vs_house=house_vs_house,
         upload_max_bytes=config.ladder["upload_max_mib"] << 20, build=build,
+        upload_reserve_bytes=config.ladder["upload_reserve_mib"] << 20,
+        submissions_per_day=config.ladder["submissions_per_day"],
         store=config.output / STORE_NAME, log_dir=config.output / "logs",
         rules=config.rules, time_control=config.time_control,
         fault_policy=config.fault_policy, partnerships=config.partnerships,

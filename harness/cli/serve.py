@@ -22,7 +22,7 @@ from harness.cli.common import (
 )
 from harness.errors import ConfigError
 from harness.hosting.build import BuildPolicy
-from harness.hosting.files import DEFAULT_MAX_BYTES
+from harness.hosting.files import DEFAULT_DISK_RESERVE, DEFAULT_MAX_BYTES
 from harness.protocol.tls import ServerTLS, server_tls
 from harness.referee.arena import Arena
 
@@ -49,6 +49,11 @@ def register(sub: Any) -> None:
                    metavar="MIB",
                    help="the largest bundle a hosted bot may be submitted as (ctl submit), "
                         f"in MiB (default {DEFAULT_MAX_BYTES >> 20})")
+    s.add_argument("--upload-reserve-mib", type=int, default=DEFAULT_DISK_RESERVE >> 20,
+                   metavar="MIB",
+                   help="the free disk, in MiB, a submission must leave beside its bundle "
+                        "and the most it may unpack to; one that would leave less is "
+                        f"refused (default {DEFAULT_DISK_RESERVE >> 20})")
     s.add_argument("--build-seconds", type=float, default=BuildPolicy().build_seconds,
                    metavar="SECONDS",
                    help="a hosted bot's build is stopped, and fails, after this many "
@@ -68,6 +73,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     writable_folder(Path(args.output), "--output")
     if args.upload_max_mib < 1:
         raise ConfigError("--upload-max-mib", f"must be at least 1; got {args.upload_max_mib}")
+    if args.upload_reserve_mib < 0:
+        raise ConfigError("--upload-reserve-mib",
+                          f"must be at least 0; got {args.upload_reserve_mib}")
     if not args.build_seconds > 0:
         raise ConfigError("--build-seconds", f"must be > 0; got {args.build_seconds:g}")
     long_running()
@@ -88,7 +96,8 @@ async def _serve(args: argparse.Namespace, tls: ServerTLS | None) -> int:
     arena.server.operator_token = token
     await arena.server.start()
     hosting = ServeHosting(Path(args.output), BuildPolicy(build_seconds=args.build_seconds),
-                           max_bytes=args.upload_max_mib << 20)
+                           max_bytes=args.upload_max_mib << 20,
+                           disk_reserve=args.upload_reserve_mib << 20)
     service = TournamentService(arena, Path(args.output), hosting=hosting)
     arena.server.tournaments = service
     live = (LiveServer(service, args.http_host, args.http_port)

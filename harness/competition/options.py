@@ -201,6 +201,12 @@ OPTIONS: tuple[Option, ...] = (
            "none has dialed into is idle)", True),
     Option("ladder.upload_max_mib", "int", "ladder: the largest bundle a hosted bot may be "
            "submitted as (ctl submit), in MiB", 50, minimum=1),
+    Option("ladder.upload_reserve_mib", "int", "ladder: the free disk, in MiB, a submission "
+           "must leave beside its bundle and the most it may unpack to (else it is refused)",
+           1024, minimum=0),
+    Option("ladder.submissions_per_day", "int", "ladder: how many versions of a bot may be "
+           "registered in any 24 hours before its own token's submissions are refused (the "
+           "operator's never are)", 10, minimum=1),
     Option("ladder.build_seconds", "float", "ladder: a hosted bot's build is stopped, and "
            "fails, after this many seconds", 600.0, above=0),
     Option("rules", "section", "the rules (see Rules options)", RulesConfig(),

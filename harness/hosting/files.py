@@ -30,17 +30,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from harness.errors import BundleError, BundleTooLarge
+from harness.errors import BundleError, BundleTooLarge, UploadLimit
 from harness.hosting.bundle import Manifest, UnpackLimits, bundle_root, read_manifest, unpack
 
-__all__ = ["BUILDING", "BUILD_FAILED", "DEFAULT_MAX_BYTES", "READY", "BundleFiles", "Hosted",
-           "Receiving", "Stored", "receive_bundle"]
+__all__ = ["BUILDING", "BUILD_FAILED", "DEFAULT_DISK_RESERVE", "DEFAULT_MAX_BYTES", "READY",
+           "BundleFiles", "Hosted", "Receiving", "Stored", "receive_bundle"]
 
 BUILDING: Final = "building"
 READY: Final = "ready"
 BUILD_FAILED: Final = "build failed"
 DEFAULT_MAX_BYTES: Final = 50 << 20
 """The largest bundle a referee accepts unless configured otherwise (50 MiB)."""
+DEFAULT_DISK_RESERVE: Final = 1 << 30
+"""The free disk an upload must leave unless configured otherwise (1 GiB): the results
+store shares the disk, and uploads never take the room its games need."""
 
 _HEX = re.compile(r"[0-9a-f]{64}")
 _LOG_TAIL: Final = 256 << 10
@@ -66,6 +69,10 @@ class Hosted:
     manifest: Manifest
     state: str
     detail: str
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):,.1f} MiB"
 
 
 def _folder_name(name: str) -> str:
@@ -136,11 +143,13 @@ class BundleFiles:
     """The bundles and builds of one uploads folder."""
 
     def __init__(self, folder: Path, *, max_bytes: int = DEFAULT_MAX_BYTES,
-                 limits: UnpackLimits | None = None) -> None:
+                 limits: UnpackLimits | None = None,
+                 disk_reserve: int = DEFAULT_DISK_RESERVE) -> None:
         self.folder = folder
         self.tmp = self.folder / "tmp"
         self.max_bytes = max_bytes
         self.limits = limits or UnpackLimits(max_bytes=10 * max_bytes)
+        self.disk_reserve = disk_reserve
 
     def content(self, sha256: str) -> Path:
         """The folder of a stored bundle (``bundle`` and ``files``)."""
@@ -160,14 +169,28 @@ class BundleFiles:
         return self.build_folder(name) / "build.log"
 
     def receive(self, fmt: str, size: int, sha256: str) -> Receiving:
-        """Start receiving a bundle of ``size`` bytes; BundleTooLarge over the cap."""
+        """Start receiving a bundle of ``size`` bytes; BundleTooLarge over the cap,
+        UploadLimit when it could leave less free disk than the reserve."""
         if size > self.max_bytes:
             raise BundleTooLarge(f"the bundle is {size} bytes, over this referee's cap of "
                                  f"{self.max_bytes} bytes")
         if not _HEX.fullmatch(sha256):
             raise BundleError(f"the header's sha256 must be 64 lowercase hex digits; got "
                               f"{sha256!r}")
+        self.check_room(size)
         return Receiving(self, fmt, size, sha256)
+
+    def check_room(self, size: int) -> None:
+        """UploadLimit unless the disk holds a bundle of ``size`` bytes, the most it may
+        unpack to, and the reserve besides (checked before anything is received)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        free = shutil.disk_usage(self.folder).free
+        needed = size + self.limits.max_bytes + self.disk_reserve
+        if free < needed:
+            raise UploadLimit(f"this referee is low on disk: {_mib(free)} free, and an "
+                              f"upload must leave {_mib(self.disk_reserve)} for results "
+                              f"after its bundle ({_mib(size)}) and the most it may unpack "
+                              f"to ({_mib(self.limits.max_bytes)}); ask the operator")
 
     def read_log(self, name: str) -> str:
         """The end of a version's build log (empty if it has none)."""

@@ -186,6 +186,12 @@ class Registry:
             found = [e for e in found if not e.retired]
         return found
 
+    def registered_since(self, base: str, since: datetime) -> list[datetime]:
+        """When each version of the bot ``base`` registered at ``since`` or later was
+        registered, oldest first."""
+        times = (datetime.fromisoformat(e.created_at) for e in self._all() if e.base == base)
+        return sorted(t for t in times if t >= since)
+
     def lineage(self, name: str) -> list[RegisteredBot]:
         """Every version of ``name``'s bot up to ``name``, oldest first."""
         every = self._all()

@@ -87,7 +87,8 @@ class LadderRuntime:
         self._writer = GameWriter(self._results_out, settings.ladder_id)
         self._fitter = SerialThread("ladder-ratings")
         self.registry = Registry(self.store)
-        self.uploads = Uploads(self.store, max_bytes=settings.upload_max_bytes)
+        self.uploads = Uploads(self.store, max_bytes=settings.upload_max_bytes,
+                               disk_reserve=settings.upload_reserve_bytes)
         self.hosting = Hosting(self.uploads, self.registry, settings.rules, settings.build,
                                on_ready=self.wake)
         self.sets = SetLog(self._store_out)

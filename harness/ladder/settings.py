@@ -12,7 +12,7 @@ from harness.errors import ConfigError
 from harness.ladder.hosting import BuildPolicy
 from harness.ladder.matchmaking import Matchmaker, Policy
 from harness.ladder.quarantine import QuarantinePolicy
-from harness.ladder.uploads import DEFAULT_MAX_BYTES
+from harness.ladder.uploads import DEFAULT_DISK_RESERVE, DEFAULT_MAX_BYTES
 from harness.protocol.tls import ServerTLS
 from harness.referee.outcome import FaultPolicy, TimeControl
 from harness.referee.pool import Entrant
@@ -55,6 +55,8 @@ class LadderSettings:
     workers: int = 0  # ... or on a local cluster of this many worker processes
     cluster_retry_seconds: float = RETRY_SECONDS  # a lost scheduler is tried again this often
     upload_max_bytes: int = DEFAULT_MAX_BYTES  # the largest bundle SubmitBot accepts
+    upload_reserve_bytes: int = DEFAULT_DISK_RESERVE  # the free disk an upload must leave
+    submissions_per_day: int = 10  # versions a bot's own token may submit in 24 hours
     build: BuildPolicy = field(default_factory=BuildPolicy)  # hosted bots' builds and boxes
 
     @property

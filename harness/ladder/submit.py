@@ -18,11 +18,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import grpc
 
-from harness.errors import BundleError, BundleTooLarge, ConfigError
+from harness.errors import BundleError, ConfigError, UploadLimit
 from harness.hosting.files import Stored, receive_bundle
 from harness.ladder.registry import RegisteredBot, Token
 from harness.ladder.state import RunningLadder
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 __all__ = ["Submissions"]
 
 log = logging.getLogger("euchre.ladder")
+
+DAY = timedelta(days=1)
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -81,14 +84,16 @@ class Submissions:
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                          "the first message of SubmitBot must be its header")
         header = first.header
-        await self._authorize(context, header.name)
+        caller = await self._authorize(context, header.name)
         try:
             fmt = lp.header_format(header.format)
         except ValueError as e:
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
         try:
+            if caller is not None:
+                self._check_daily_limit(caller.base)
             stored, (entrant, token) = await self._receive(requests, header, fmt)
-        except BundleTooLarge as e:
+        except UploadLimit as e:
             await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(e))
         except BundleError as e:
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
@@ -98,6 +103,19 @@ class Submissions:
         self.runtime.wake()
         return entrant, token, stored.sha256, state
 
+    def _check_daily_limit(self, base: str) -> None:
+        """UploadLimit when ``base`` already has ``submissions_per_day`` versions
+        registered in the last 24 hours (by anyone): a bot's own token may then submit
+        again once the oldest of them is a day old. The operator is never refused."""
+        limit = self.runtime.settings.submissions_per_day
+        recent = self.runtime.registry.registered_since(base, datetime.now(UTC) - DAY)
+        if len(recent) >= limit:
+            after = (recent[-limit] + DAY).isoformat(timespec="seconds")
+            raise UploadLimit(f"{base} has {len(recent)} versions registered in the last 24 "
+                              f"hours, this ladder's limit for a bot's token ([ladder] "
+                              f"submissions_per_day = {limit}); the next is accepted from "
+                              f"{after}")
+
     async def _receive(self, requests: AsyncIterator[lp.SubmitBotRequest],
                        header: lp.SubmitHeader, fmt: str
                        ) -> tuple[Stored, tuple[RegisteredBot, Token]]:
@@ -105,7 +123,7 @@ class Submissions:
         is left in ``tmp/`` when this returns or raises (before any answer is sent)."""
         base = header.name.split("@", 1)[0]
         if base in self._active:
-            raise BundleTooLarge(f"an upload of {base} is in progress: one at a time")
+            raise UploadLimit(f"an upload of {base} is in progress: one at a time")
         self._active.add(base)
         try:
             stored = await receive_bundle(self.runtime.uploads, fmt, header.size,

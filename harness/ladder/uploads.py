@@ -21,6 +21,7 @@ from harness.hosting.bundle import Manifest, UnpackLimits
 from harness.hosting.files import (
     BUILD_FAILED,
     BUILDING,
+    DEFAULT_DISK_RESERVE,
     DEFAULT_MAX_BYTES,
     READY,
     BundleFiles,
@@ -30,8 +31,8 @@ from harness.hosting.files import (
 )
 from harness.storage.ladder import HostedRow, LadderStore
 
-__all__ = ["BUILDING", "BUILD_FAILED", "DEFAULT_MAX_BYTES", "READY", "Hosted", "Receiving",
-           "Stored", "Uploads"]
+__all__ = ["BUILDING", "BUILD_FAILED", "DEFAULT_DISK_RESERVE", "DEFAULT_MAX_BYTES", "READY",
+           "Hosted", "Receiving", "Stored", "Uploads"]
 
 
 def _now() -> str:
@@ -42,8 +43,10 @@ class Uploads(BundleFiles):
     """The hosted bots' files and rows of one ladder."""
 
     def __init__(self, store: LadderStore, *, max_bytes: int = DEFAULT_MAX_BYTES,
-                 limits: UnpackLimits | None = None) -> None:
-        super().__init__(store.path.parent / "uploads", max_bytes=max_bytes, limits=limits)
+                 limits: UnpackLimits | None = None,
+                 disk_reserve: int = DEFAULT_DISK_RESERVE) -> None:
+        super().__init__(store.path.parent / "uploads", max_bytes=max_bytes, limits=limits,
+                         disk_reserve=disk_reserve)
         self.store = store
 
     def recorder(self, stored: Stored) -> Callable[[str], None]:

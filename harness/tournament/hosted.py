@@ -26,12 +26,13 @@ from typing import Any, NoReturn
 
 import grpc
 
-from harness.errors import BundleError, BundleTooLarge, ConfigError, HarnessError
+from harness.errors import BundleError, ConfigError, HarnessError, UploadLimit
 from harness.hosting.build import BuildPolicy, build, run_folder
 from harness.hosting.bundle import Manifest
 from harness.hosting.files import (
     BUILD_FAILED,
     BUILDING,
+    DEFAULT_DISK_RESERVE,
     DEFAULT_MAX_BYTES,
     READY,
     BundleFiles,
@@ -63,8 +64,10 @@ class ServeHosting:
     """The hosted bots of one ``serve`` (its output folder)."""
 
     def __init__(self, output_root: Path, policy: BuildPolicy | None = None, *,
-                 max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-        self.files = BundleFiles(output_root / UPLOADS_FOLDER, max_bytes=max_bytes)
+                 max_bytes: int = DEFAULT_MAX_BYTES,
+                 disk_reserve: int = DEFAULT_DISK_RESERVE) -> None:
+        self.files = BundleFiles(output_root / UPLOADS_FOLDER, max_bytes=max_bytes,
+                                 disk_reserve=disk_reserve)
         self.versions = self.files.folder / "versions"
         self.policy = policy or BuildPolicy()
         self._active: set[str] = set()  # bases with an upload under way
@@ -198,7 +201,7 @@ class ServeHosting:
             stored = await receive_bundle(self.files, fmt, header.size, header.sha256,
                                           requests)
             name = self._register(base, stored)
-        except BundleTooLarge as e:
+        except UploadLimit as e:
             await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(e))
         except BundleError as e:
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))

@@ -169,8 +169,10 @@ class LadderServiceServicer:
         header, the rest are chunks of the bundle, in order. The ladder checks the size and
         the sha256, unpacks the bundle, checks its manifest (bot.toml), stores it and
         answers with the new version and its token; the build, if any, runs after.
-        A bundle over the ladder's cap is RESOURCE_EXHAUSTED; a wrong sha256, a bad archive
-        or manifest INVALID_ARGUMENT with the reason.
+        A bundle over the ladder's cap, one that would leave the disk with less free space
+        than the ladder's reserve, and a bot token's submission past the bot's versions of
+        the last 24 hours (submissions_per_day) are RESOURCE_EXHAUSTED; a wrong sha256, a
+        bad archive or manifest INVALID_ARGUMENT with the reason.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -79,8 +79,10 @@ class LadderServiceStub:
     header, the rest are chunks of the bundle, in order. The ladder checks the size and
     the sha256, unpacks the bundle, checks its manifest (bot.toml), stores it and
     answers with the new version and its token; the build, if any, runs after.
-    A bundle over the ladder's cap is RESOURCE_EXHAUSTED; a wrong sha256, a bad archive
-    or manifest INVALID_ARGUMENT with the reason.
+    A bundle over the ladder's cap, one that would leave the disk with less free space
+    than the ladder's reserve, and a bot token's submission past the bot's versions of
+    the last 24 hours (submissions_per_day) are RESOURCE_EXHAUSTED; a wrong sha256, a
+    bad archive or manifest INVALID_ARGUMENT with the reason.
     """
     GetBuildLog: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.GetBuildLogRequest, _ladder_pb2.GetBuildLogResponse]
     """A hosted bot version's build state and build log."""
@@ -121,8 +123,10 @@ class LadderServiceAsyncStub(LadderServiceStub):
     header, the rest are chunks of the bundle, in order. The ladder checks the size and
     the sha256, unpacks the bundle, checks its manifest (bot.toml), stores it and
     answers with the new version and its token; the build, if any, runs after.
-    A bundle over the ladder's cap is RESOURCE_EXHAUSTED; a wrong sha256, a bad archive
-    or manifest INVALID_ARGUMENT with the reason.
+    A bundle over the ladder's cap, one that would leave the disk with less free space
+    than the ladder's reserve, and a bot token's submission past the bot's versions of
+    the last 24 hours (submissions_per_day) are RESOURCE_EXHAUSTED; a wrong sha256, a
+    bad archive or manifest INVALID_ARGUMENT with the reason.
     """
     GetBuildLog: _aio.UnaryUnaryMultiCallable[_ladder_pb2.GetBuildLogRequest, _ladder_pb2.GetBuildLogResponse]  # type: ignore[assignment]
     """A hosted bot version's build state and build log."""
@@ -220,8 +224,10 @@ class LadderServiceServicer(metaclass=_abc_1.ABCMeta):
         header, the rest are chunks of the bundle, in order. The ladder checks the size and
         the sha256, unpacks the bundle, checks its manifest (bot.toml), stores it and
         answers with the new version and its token; the build, if any, runs after.
-        A bundle over the ladder's cap is RESOURCE_EXHAUSTED; a wrong sha256, a bad archive
-        or manifest INVALID_ARGUMENT with the reason.
+        A bundle over the ladder's cap, one that would leave the disk with less free space
+        than the ladder's reserve, and a bot token's submission past the bot's versions of
+        the last 24 hours (submissions_per_day) are RESOURCE_EXHAUSTED; a wrong sha256, a
+        bad archive or manifest INVALID_ARGUMENT with the reason.
         """
 
     @_abc_1.abstractmethod
