@@ -38,7 +38,9 @@ from submit_support import (
 from test_cpp_bot import cpp_bot  # noqa: F401  (a fixture: the executable, built once)
 from waiting import WAIT_S
 
+from harness.hosting.build import BUILD_LIMITS
 from harness.protocol import ladder as lp
+from harness.sandbox.scratch import mount_points
 from harness.storage.results import ResultsStore
 
 FAILING_BUILD = ('runtime = "python"\ncommand = ["python", "random_bot.py"]\n'
@@ -159,6 +161,28 @@ def test_a_failed_build_is_shown_and_never_plays(ladder: HostLadder, tmp_path: P
     assert games_of(ladder, "broken-build") == []
     with ResultsStore(ladder.store) as results:
         assert not [g for g in results.games() if "broken-build" in g.seats]
+
+
+def test_a_build_that_writes_without_end_fails_at_its_cap_and_keeps_nothing(
+        ladder: HostLadder, tmp_path: Path) -> None:
+    # The attack: a build that writes its /out until the disk is full, which the results
+    # store shares. /out is a tmpfs of 1 GiB (harness/sandbox/scratch.py): the write
+    # stops there, the build fails, and nothing of it reaches the disk.
+    folder = python_bot(tmp_path / "filler", 'runtime = "python"\n'
+                        'command = ["python", "random_bot.py"]\n'
+                        'build = ["sh", "-c", "cat /dev/zero > /out/fill"]\n')
+    with ladder.channel() as channel:
+        answer = submit(channel, tar_gz(folder), "disk-filler")
+    ladder.wait_for(lambda: build_log(ladder, "disk-filler").build_state == "build failed",
+                    "the build to fail")
+    failed = build_log(ladder, "disk-filler", answer.token)
+    assert failed.detail == f"the build's output filled /out (at most {BUILD_LIMITS.out_mib} MiB)"
+    kept = ladder.uploads / "builds" / "disk-filler"
+    assert (kept / "build.log").is_file() and not (kept / "out").exists()
+    assert [p for p in mount_points() if ladder.uploads in p.parents] == []
+    assert standings(ladder)["disk-filler"]["games"] == 0
+    before = len(games_of(ladder, "random"))
+    ladder.wait_for(lambda: len(games_of(ladder, "random")) > before, "the house bot's games")
 
 
 def _node_folder(folder: Path) -> Path:

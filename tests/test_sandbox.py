@@ -18,6 +18,7 @@ from configs import Bot, toml_config
 from sandbox_support import TESTS, add, bot_folder, boxed, random_bot_folder, require_boxes
 
 from harness.errors import ConfigError, SandboxUnavailable
+from harness.hosting.files import BundleFiles
 from harness.referee.arena import Arena
 from harness.referee.botlog import CappedLog
 from harness.referee.boxed import BoxedBotProcess
@@ -25,7 +26,7 @@ from harness.referee.outcome import FaultKind, Termination, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.rules import Form, RulesConfig
-from harness.sandbox import BoxLimits, box, cgroups, run_build
+from harness.sandbox import BoxLimits, BuildOutcome, box, cgroups, run_build, scratch
 from harness.tournament.config import build_config, read_config
 
 pytestmark = pytest.mark.timeout(120)
@@ -175,6 +176,47 @@ def test_builds_run_in_a_box_and_write_only_their_output(boxes: None, tmp_path: 
                                 BoxLimits(memory_mib=64), CappedLog(log), 60, output=out))
     assert (big.ok, big.oom) == (False, True)
     assert big.detail == "the build ran out of memory (memory limit 64 MiB)"
+
+
+def test_a_build_that_writes_without_end_fills_only_its_capped_out(boxes: None,
+                                                                 tmp_path: Path) -> None:
+    # What a build writes to /out lands on a tmpfs of out_mib, copied to the disk when it
+    # ends: writing until the disk is full stops at the cap, and a sparse file (holes
+    # cost a tmpfs nothing, a copy would write them out) is not copied at all.
+    files = bot_folder(tmp_path / "src")
+    log = tmp_path / "build.log"
+    limits = BoxLimits(out_mib=8)
+
+    def build(script: str, out: Path) -> BuildOutcome:
+        return asyncio.run(run_build(files, ["/bin/sh", "-c", script], limits,
+                                     CappedLog(log), 60, output=out))
+
+    fill = build("echo small > /out/first; cat /dev/zero > /out/fill", tmp_path / "fill")
+    assert (fill.ok, fill.detail) == (False, "the build's output filled /out (at most 8 MiB)")
+    assert not (tmp_path / "fill").exists()  # a failed build's output is not kept
+    holes = build("truncate -s 1T /out/holes", tmp_path / "holes")
+    assert (holes.ok, holes.detail) == (False, "the build's output filled /out (at most 8 MiB)")
+    assert not (tmp_path / "holes").exists()
+    made = build("mkdir /out/bin && echo x > /out/bin/x && chmod 700 /out/bin/x "
+                 "&& ln -s bin/x /out/link", tmp_path / "made")
+    assert made.ok, (made, log.read_text())
+    x = tmp_path / "made" / "bin" / "x"
+    assert x.read_text() == "x\n" and x.stat().st_mode & 0o777 == 0o700
+    assert x.stat().st_uid == 65534  # as the box's user left it
+    assert os.readlink(tmp_path / "made" / "link") == "bin/x"
+    assert [p for p in scratch.mount_points() if tmp_path in p.parents] == []
+
+
+def test_a_capped_out_left_mounted_by_a_killed_referee_is_swept_at_start(
+        boxes: None, tmp_path: Path) -> None:
+    files = BundleFiles(tmp_path / "uploads")
+    left = files.tmp / "build-0123" / "out.capped"
+    left.mkdir(parents=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(left)], check=True)
+    assert left.resolve() in scratch.mount_points()
+    assert files.sweep_except([]) == [files.tmp / "build-0123"]
+    assert left.resolve() not in scratch.mount_points()
+    assert list(files.tmp.iterdir()) == []
 
 
 def test_without_bubblewrap_a_boxed_bot_is_refused_in_one_line(

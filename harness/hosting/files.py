@@ -32,6 +32,7 @@ from typing import Any, Final
 
 from harness.errors import BundleError, BundleTooLarge, UploadLimit
 from harness.hosting.bundle import Manifest, UnpackLimits, bundle_root, read_manifest, unpack
+from harness.sandbox.scratch import unmount_under
 
 __all__ = ["BUILDING", "BUILD_FAILED", "DEFAULT_DISK_RESERVE", "DEFAULT_MAX_BYTES", "READY",
            "BundleFiles", "Hosted", "Receiving", "Stored", "receive_bundle"]
@@ -209,6 +210,7 @@ class BundleFiles:
         keep = set(referred)
         removed = []
         if self.tmp.is_dir():
+            unmount_under(self.tmp)  # a build's capped /out, left mounted by a kill
             removed += list(self.tmp.iterdir())
         content = self.folder / "sha256"
         if content.is_dir():

@@ -34,7 +34,7 @@ from typing import Protocol
 
 import harness
 from harness.errors import SandboxError, SandboxUnavailable
-from harness.sandbox import cgroups, mounts
+from harness.sandbox import cgroups, mounts, scratch
 
 
 class LogSink(Protocol):
@@ -70,9 +70,10 @@ class BoxLimits:
     cpuset: tuple[int, ...] | None = None
     tmp_mib: int = 64
     wall_seconds: float = 600.0
+    out_mib: int = 1024  # a build's /out holds at most this (harness.sandbox.scratch)
 
     def __post_init__(self) -> None:
-        for name, low in (("memory_mib", 16), ("pids", 4), ("tmp_mib", 1)):
+        for name, low in (("memory_mib", 16), ("pids", 4), ("tmp_mib", 1), ("out_mib", 1)):
             if getattr(self, name) < low:
                 raise ValueError(f"{name} must be at least {low}; got {getattr(self, name)}")
         if not 0.01 <= self.cpus <= 1024:
@@ -297,25 +298,35 @@ async def run_build(files: Path, argv: Sequence[str], limits: BoxLimits, log: Lo
                     runtimes: Sequence[Path] | None = None,
                     env: Mapping[str, str] | None = None) -> BuildOutcome:
     """Run a build command in a box: ``files`` read-only at /bot (the working
-    directory), ``output`` writable at /out (what the bot's run then gets read-only,
-    through ``Box(..., outputs=output)``), no network, ``limits`` on memory, processes
-    and CPU, and ``timeout`` seconds of wall time (default ``limits.wall_seconds``). Its
-    output goes to ``log``, closed at the end. Raises SandboxUnavailable / SandboxError
-    only when the box cannot be made; a failing build is an outcome."""
+    directory), a writable /out of at most ``limits.out_mib`` MiB (a tmpfs:
+    :mod:`harness.sandbox.scratch`) whose contents replace ``output`` when the build
+    succeeds (what the bot's run then gets read-only, through ``Box(...,
+    outputs=output)``), no network, ``limits`` on memory, processes and CPU, and
+    ``timeout`` seconds of wall time (default ``limits.wall_seconds``). Its output goes
+    to ``log``, closed at the end. Raises SandboxUnavailable / SandboxError only when the
+    box cannot be made; a failing build is an outcome."""
     wall = limits.wall_seconds if timeout is None else timeout
-    box = Box(f"build-{files.name}", files, limits, None, writable=output,
+    capped = output.with_name(f"{output.name}.capped")
+    box = Box(f"build-{files.name}", files, limits, None, writable=capped,
               runtimes=runtimes)
     start = time.monotonic()
-    timed_out = False
+    timed_out = full = over = False
     try:
-        async with box:
-            proc = await box.start(argv, env or {}, log)
-            try:
-                code: int | None = await asyncio.wait_for(proc.wait(), wall)
-            except TimeoutError:
-                timed_out, code = True, None
-            cpu = box.cpu_ns() / 1e9
-            oom = box.oom_killed()
+        async with scratch.capped_folder(capped, limits.out_mib):
+            async with box:
+                proc = await box.start(argv, env or {}, log)
+                try:
+                    code: int | None = await asyncio.wait_for(proc.wait(), wall)
+                except TimeoutError:
+                    timed_out, code = True, None
+                cpu = box.cpu_ns() / 1e9
+                oom = box.oom_killed()
+            full = scratch.is_full(capped)
+            if code == 0 and not oom and not timed_out:
+                try:
+                    await scratch.keep(capped, output, limits.out_mib)
+                except scratch.OverCap:
+                    over = True
     finally:
         log.close()  # if the box could not start, nothing else closes it
     seconds = time.monotonic() - start
@@ -325,9 +336,11 @@ async def run_build(files: Path, argv: Sequence[str], limits: BoxLimits, log: Lo
         detail = f"the build ran out of memory ({limits.memory_text()})"
     elif code == JOIN_FAILED:
         detail = "the build's box could not be set up"
+    elif over or (full and code != 0):
+        detail = f"the build's output filled /out (at most {limits.out_mib} MiB)"
     elif code != 0:
         detail = f"the build failed (exit code {code})"
     else:
         detail = "built"
-    ok = code == 0 and not oom and not timed_out
+    ok = code == 0 and not oom and not timed_out and not over
     return BuildOutcome(ok, code, detail, seconds, cpu, timed_out, oom)
