@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -72,12 +73,15 @@ def test_the_log_names_seats_and_shows_decision_times_and_banks(page_path: Path,
 
 def test_autoplay_steps_through_the_game_at_the_chosen_speed_and_pauses(
         page_path: Path, browser: Browser) -> None:
-    # The page's timers run on Playwright's clock, which moves only when the test says:
-    # on a loaded machine the autoplay cannot run to the end of the game (and start
-    # again on the next click) while the test is on its way to the pause button.
+    # The page's timers run on Playwright's clock, paused: it moves only when the test
+    # says (run_for), so on a loaded machine the autoplay cannot run on (to the end of
+    # the game, and start again on the next click) while the test is on its way to the
+    # pause button.
+    start = datetime(2026, 1, 1, tzinfo=UTC)
     page = browser.new_page()
-    page.clock.install()
+    page.clock.install(time=start)
     page.goto(page_path.as_uri())
+    page.clock.pause_at(start + timedelta(days=1))  # no timer runs before play
 
     def position() -> int:
         return int(page.evaluate("document.body.dataset.position"))
