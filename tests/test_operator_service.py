@@ -23,7 +23,7 @@ from harness._generated.euchre.v1 import referee_pb2_grpc as rpc
 from harness.referee.arena import Arena
 from harness.results.summary import standings
 from harness.storage.results import ResultsStore
-from harness.tournament.service import WATCH_INTERVAL_S, TournamentService
+from harness.tournament.service import WATCH_INTERVAL_S, TournamentService, _Entry
 
 
 def toml(name: str, games: int, form: str = "two-handed") -> str:
@@ -270,6 +270,47 @@ def test_operator_calls_fit_the_standings_off_the_event_loop_and_a_watch_merges_
             assert "status finished" in (exists.value.details() or "")
         assert len(fits) > len(watched) + 4, fits  # every call above fitted
         assert all(thread != loop_thread for thread, _ in fits), "a fit ran on the loop"
+
+    asyncio.run(asyncio.wait_for(scenario(), 120))
+
+
+def test_watchers_of_one_tournament_share_each_fit(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """N operators watching one tournament cost one standings fit per change, not N: the
+    watchers that ask at the same version of the tournament get the answer of one fit;
+    one that leaves does not take it from the others; a new version fits again."""
+    fits: list[str] = []
+
+    def counted(service: TournamentService, tournament_id: str) -> rpb.TournamentProgress:
+        fits.append(tournament_id)
+        if tournament_id == "t":  # the second part: no tournament behind it
+            time.sleep(0.2)  # long enough that the other watchers ask while it runs
+            return rpb.TournamentProgress(tournament_id="t", games_done=len(fits))
+        return real(service, tournament_id)
+
+    real = TournamentService._progress
+    monkeypatch.setattr(TournamentService, "_progress", counted)
+
+    async def scenario() -> None:
+        async with operator_stub(tmp_path) as op:
+            await op.StartTournament(rpb.StartTournamentRequest(config_toml=toml_config(
+                "shared", games=15, concurrency=1, rules={"form": "two-handed", "target": 3},
+                bots=(paced("random", 5), paced("heuristic", 5)))))
+            ends = await asyncio.gather(*(watched_to_the_end(op, "shared") for _ in range(3)))
+            assert [end.games_done for end in ends] == [30, 30, 30]
+        # The mechanism itself, on a service and an entry with nothing else in them.
+        service = TournamentService.__new__(TournamentService)
+        entry = _Entry.__new__(_Entry)
+        entry.watched = None
+        fits.clear()
+        leaving = asyncio.ensure_future(service._watched_progress(entry, "t", 7))
+        await asyncio.sleep(0)
+        staying = [service._watched_progress(entry, "t", 7) for _ in range(3)]
+        leaving.cancel()
+        answers = await asyncio.gather(*staying)
+        assert fits == ["t"] and len({id(a) for a in answers}) == 1
+        await service._watched_progress(entry, "t", 8)
+        assert fits == ["t", "t"]
 
     asyncio.run(asyncio.wait_for(scenario(), 120))
 

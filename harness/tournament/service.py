@@ -14,7 +14,8 @@ referee shutdown interrupts running tournaments; watchers get that last update.
 These calls read the store and fit the ratings, which takes longer as a tournament
 grows: they do it in a worker thread, never on the event loop that runs the games and
 their clocks, and a watch merges bursts (at most one update per
-:data:`WATCH_INTERVAL_S`, and the last one at once).
+:data:`WATCH_INTERVAL_S`, and the last one at once); the watchers of a tournament share
+each fit.
 ``SubmitHostedBot`` and ``GetHostedBuildLog`` keep and build uploaded bots
 (:mod:`harness.tournament.hosted`) that a configuration names with ``hosted``.
 """
@@ -99,6 +100,8 @@ class _Entry:
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     stamp: int = 0  # the service's count of changes at this tournament's last change
     on_change: Callable[[_Entry], None] | None = None
+    # The progress its watchers were last sent, as of which version: one fit for them all.
+    watched: tuple[int, asyncio.Future[op.TournamentProgress]] | None = None
 
     def notify(self) -> None:
         self.version += 1
@@ -167,6 +170,19 @@ class TournamentService:
         ratings (150 ms at 800 games on a slow 2-core machine, growing with the games),
         which on the event loop would hold up every game and clock of the referee."""
         return await asyncio.to_thread(self._progress, tournament_id)
+
+    async def _watched_progress(self, entry: _Entry, tournament_id: str,
+                                version: int) -> op.TournamentProgress:
+        """The progress of a tournament run here as of its change ``version`` or later,
+        for its watchers: the first watcher to ask at a version starts the fit, and every
+        other one that asks at the same version gets the same answer (the live page's
+        feed does the same for its clients), so N watchers cost one fit, not N."""
+        shared = entry.watched
+        if shared is None or shared[0] != version:
+            shared = (version, asyncio.ensure_future(self._progress_soon(tournament_id)))
+            entry.watched = shared
+        # Shielded: a watcher that leaves does not cancel the others' answer.
+        return await asyncio.shield(shared[1])
 
     def _progress(self, tournament_id: str) -> op.TournamentProgress:
         entry = self._entries.get(tournament_id)
@@ -445,7 +461,8 @@ class TournamentService:
                     await event.wait()
                 seen = entry.version
                 final = entry.ended
-                yield op.WatchTournamentResponse(tournament=await self._progress_soon(tid))
+                yield op.WatchTournamentResponse(
+                    tournament=await self._watched_progress(entry, tid, seen))
                 if final:
                     return
                 await _merge_changes(entry)
