@@ -11,13 +11,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_support import harness_command
 from configs import Bot, toml_config
 from sandbox_support import TESTS, add, bot_folder, boxed, random_bot_folder, require_boxes
 
-from harness.errors import ConfigError, SandboxUnavailable
+from harness.errors import ConfigError, SandboxError, SandboxUnavailable
 from harness.hosting.files import BundleFiles
 from harness.referee.arena import Arena
 from harness.referee.botlog import CappedLog
@@ -205,6 +206,30 @@ def test_a_build_that_writes_without_end_fills_only_its_capped_out(boxes: None,
     assert x.stat().st_uid == 65534  # as the box's user left it
     assert os.readlink(tmp_path / "made" / "link") == "bin/x"
     assert [p for p in scratch.mount_points() if tmp_path in p.parents] == []
+
+
+def test_a_build_whose_out_cannot_be_mounted_is_an_error_that_says_so(
+        boxes: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Where the referee may not mount (no CAP_SYS_ADMIN) the build does not run with an
+    # uncapped /out: run_build raises, and a ladder stores "build failed" with the reason
+    # ("the build could not run: ...", harness/ladder/hosting.py).
+    real = subprocess.run
+
+    def no_mount(argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        if argv[0] == "mount":
+            return subprocess.CompletedProcess(argv, 32, "", "mount: permission denied")
+        return real(argv, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", no_mount)  # what scratch.py mounts with
+    started: list[object] = []
+    monkeypatch.setattr(box.Box, "start", lambda *args, **kwargs: started.append(args))
+    files = bot_folder(tmp_path / "src")
+    with pytest.raises(SandboxError) as refused:
+        asyncio.run(run_build(files, ["/bin/true"], BoxLimits(), CappedLog(tmp_path / "log"),
+                              60, output=tmp_path / "out"))
+    assert str(refused.value).startswith("cannot mount the capped folder for a build's output")
+    assert str(refused.value).endswith("mount: permission denied")
+    assert started == [] and not (tmp_path / "out").exists()
 
 
 def test_a_capped_out_left_mounted_by_a_killed_referee_is_swept_at_start(
