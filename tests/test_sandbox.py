@@ -208,6 +208,20 @@ def test_a_build_that_writes_without_end_fills_only_its_capped_out(boxes: None,
     assert [p for p in scratch.mount_points() if tmp_path in p.parents] == []
 
 
+def test_a_build_that_makes_files_without_end_stops_at_the_file_cap(
+        boxes: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Empty files take no room but each takes an inode: /out holds at most MAX_FILES
+    # (here 1,000), and the build that wants more fails with the same reason.
+    monkeypatch.setattr(scratch, "MAX_FILES", 1000)
+    files = bot_folder(tmp_path / "src")
+    many = asyncio.run(run_build(files, ["/bin/sh", "-c", "i=0; while [ $i -lt 5000 ]; do "
+                                         ": > /out/f$i || exit 1; i=$((i+1)); done"],
+                                 BoxLimits(out_mib=8), CappedLog(tmp_path / "log"), 60,
+                                 output=tmp_path / "out"))
+    assert (many.ok, many.detail) == (False, "the build's output filled /out (at most 8 MiB)")
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_build_whose_out_cannot_be_mounted_is_an_error_that_says_so(
         boxes: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Where the referee may not mount (no CAP_SYS_ADMIN) the build does not run with an

@@ -353,6 +353,7 @@ def test_the_store_is_opened_and_read_off_the_event_loop_and_a_cancel_meanwhile_
         # A run that ended without waiting for its thread would have ended by now, with
         # the lock still held below; this one cannot end before the read goes on.
         await asyncio.sleep(0.2)
+        assert not run.done(), "the cancelled run ended before its opening thread"
         gate.set()
         with pytest.raises(asyncio.CancelledError):
             await run

@@ -27,6 +27,7 @@ from typing import Any
 from harness.competition.policies import RETRY_SECONDS, Policy, QuarantinePolicy
 from harness.competition.seatings import PARTNERSHIPS
 from harness.errors import ConfigError, UnknownKeysError
+from harness.hosting.files import DEFAULT_DISK_RESERVE, DEFAULT_MAX_BYTES
 from harness.referee.botlog import DEFAULT_LOG_LIMIT
 from harness.referee.outcome import CLOCKS, FaultPolicy, TimeControl
 from harness.results.sprt import Sprt
@@ -200,10 +201,10 @@ OPTIONS: tuple[Option, ...] = (
            "own (false: every set seats a registered or hosted bot, and a ladder that "
            "none has dialed into is idle)", True),
     Option("ladder.upload_max_mib", "int", "ladder: the largest bundle a hosted bot may be "
-           "submitted as (ctl submit), in MiB", 50, minimum=1),
+           "submitted as (ctl submit), in MiB", DEFAULT_MAX_BYTES >> 20, minimum=1),
     Option("ladder.upload_reserve_mib", "int", "ladder: the free disk, in MiB, a submission "
            "must leave beside its bundle and the most it may unpack to (else it is refused)",
-           1024, minimum=0),
+           DEFAULT_DISK_RESERVE >> 20, minimum=0),
     Option("ladder.submissions_per_day", "int", "ladder: how many versions of a bot may be "
            "registered in any 24 hours before its own token's submissions are refused (the "
            "operator's never are)", 10, minimum=1),

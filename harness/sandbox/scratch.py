@@ -57,7 +57,8 @@ def mount_points() -> list[Path]:
         lines = MOUNTINFO.read_text().splitlines()
     except OSError:
         return []
-    return [Path(_unescape(line.split()[4])) for line in lines if len(line.split()) > 4]
+    fields = (line.split() for line in lines)
+    return [Path(_unescape(f[4])) for f in fields if len(f) > 4]
 
 
 def unmount_under(folder: Path) -> list[Path]:
