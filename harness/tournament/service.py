@@ -165,11 +165,12 @@ class TournamentService:
 
     # ------------------------------------------------------------------ progress
 
-    async def _progress_soon(self, tournament_id: str) -> op.TournamentProgress:
+    async def _progress_soon(self, tournament_id: str, *,
+                             fit: bool = True) -> op.TournamentProgress:
         """:meth:`_progress` in a worker thread: it reads the store and fits the
         ratings (150 ms at 800 games on a slow 2-core machine, growing with the games),
         which on the event loop would hold up every game and clock of the referee."""
-        return await asyncio.to_thread(self._progress, tournament_id)
+        return await asyncio.to_thread(self._progress, tournament_id, fit=fit)
 
     async def _watched_progress(self, entry: _Entry, tournament_id: str,
                                 version: int) -> op.TournamentProgress:
@@ -184,7 +185,9 @@ class TournamentService:
         # Shielded: a watcher that leaves does not cancel the others' answer.
         return await asyncio.shield(shared[1])
 
-    def _progress(self, tournament_id: str) -> op.TournamentProgress:
+    def _progress(self, tournament_id: str, *, fit: bool = True) -> op.TournamentProgress:
+        """The tournament's progress as stored; its standings only with ``fit`` (the
+        status and counts alone, as a check of the status needs, fit no ratings)."""
         entry = self._entries.get(tournament_id)
         config: TournamentConfig | None = entry.config if entry else None
         detail = ""
@@ -201,9 +204,10 @@ class TournamentService:
                 for tid, _, stored, count in store.tournament_summaries():
                     if tid == tournament_id:
                         status, done = stored, count
-                        rows = standings(store, tid,
-                                         anchor=config.anchor if config else None,
-                                         anchor_rating=config.anchor_rating if config else 0.0)
+                        if fit:
+                            rows = standings(
+                                store, tid, anchor=config.anchor if config else None,
+                                anchor_rating=config.anchor_rating if config else 0.0)
         total = 0
         if config is not None:
             total = config.make_format().total() or 0
@@ -391,7 +395,8 @@ class TournamentService:
 
     async def _status(self, tournament_id: str) -> str:
         try:
-            return op.status_name((await self._progress_soon(tournament_id)).status)
+            return op.status_name(
+                (await self._progress_soon(tournament_id, fit=False)).status)
         except HarnessError:
             return "unknown"
 
@@ -399,7 +404,7 @@ class TournamentService:
                                context: Context) -> op.ResumeTournamentResponse:
         tid = request.tournament_id
         await self._require(tid, context)
-        if op.status_name((await self._progress_soon(tid)).status) == "finished":
+        if await self._status(tid) == "finished":
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                                 f"tournament {tid!r} is finished: every game is played")
         # From this check to the launch nothing awaits: two resumes at once launch one run.
