@@ -14,8 +14,10 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
+import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,7 @@ from submit_support import (
     python_bot,
     submit,
     tar_gz,
+    tar_of,
 )
 from test_cpp_bot import cpp_bot  # noqa: F401  (a fixture: the executable, built once)
 from waiting import WAIT_S
@@ -183,6 +186,53 @@ def test_a_build_that_writes_without_end_fails_at_its_cap_and_keeps_nothing(
     assert standings(ladder)["disk-filler"]["games"] == 0
     before = len(games_of(ladder, "random"))
     ladder.wait_for(lambda: len(games_of(ladder, "random")) > before, "the house bot's games")
+
+
+def test_a_build_cannot_write_through_links_or_leave_set_id_programs_on_the_host(
+        ladder: HostLadder, tmp_path: Path) -> None:
+    # The attack: the bundle holds links x_i -> y_i (to names inside it, so the upload's
+    # checks pass); the build makes each y_i a link to a file of the host and writes a
+    # file x_i, and copies a program with the set-user-ID bit. Laying the output over the
+    # files must replace x_i, never write through it (as root, onto the host), and what
+    # lands on the host belongs to the referee, without set-id bits.
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    pairs = 12  # the order of a folder's entries decides which of a pair comes first
+    script = "".join(f"ln -s {victim}/pwned_{i} /out/y{i} && echo owned > /out/x{i} && "
+                     for i in range(pairs))
+    script += "cp /bin/true /out/setid && chmod 6755 /out/setid"
+    manifest = (b'runtime = "python"\ncommand = ["python", "random_bot.py"]\n'
+                b'build = ["sh", "-c", "' + script.encode() + b'"]\n')
+    links = []
+    for i in range(pairs):
+        link = tarfile.TarInfo(f"x{i}")
+        link.type, link.linkname = tarfile.SYMTYPE, f"y{i}"
+        links.append(link)
+    bundle = tar_of([("bot.toml", manifest),
+                     ("random_bot.py", (REPO / "sample_bots" / "random_bot.py").read_bytes()),
+                     *links])
+    with ladder.channel() as channel:
+        answer = submit(channel, bundle, "link-writer")
+    ladder.wait_for(lambda: build_log(ladder, "link-writer").build_state != "building",
+                    "the build")
+    assert list(victim.iterdir()) == []  # nothing was written through a link
+    built = build_log(ladder, "link-writer", answer.token)
+    assert built.build_state == "ready", (built.detail, built.log)
+    kept = ladder.uploads / "builds" / "link-writer"
+    run = kept / "run"
+    for i in range(pairs):
+        assert (run / f"x{i}").read_text() == "owned\n" and not (run / f"x{i}").is_symlink()
+        assert os.readlink(run / f"y{i}") == f"{victim}/pwned_{i}"  # a link, inside the box
+    for path in [kept, *kept.rglob("*")]:
+        info = path.lstat()
+        assert info.st_uid == os.getuid(), path
+        assert info.st_mode & (stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX | 0o022) == 0 \
+            or stat.S_ISLNK(info.st_mode), (path, oct(info.st_mode))
+    assert (run / "setid").stat().st_mode & 0o7777 == 0o755
+    # The output takes the disk once: the run folder's files are the output's.
+    assert (run / "setid").stat().st_ino == (kept / "out" / "setid").stat().st_ino
+    ladder.wait_for(lambda: len(games_of(ladder, "link-writer")) >= 2, "two of its games")
+    assert all(g["termination"] == "normal" for g in games_of(ladder, "link-writer"))
 
 
 def _node_folder(folder: Path) -> Path:

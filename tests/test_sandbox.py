@@ -198,14 +198,28 @@ def test_a_build_that_writes_without_end_fills_only_its_capped_out(boxes: None,
     holes = build("truncate -s 1T /out/holes", tmp_path / "holes")
     assert (holes.ok, holes.detail) == (False, "the build's output filled /out (at most 8 MiB)")
     assert not (tmp_path / "holes").exists()
-    made = build("mkdir /out/bin && echo x > /out/bin/x && chmod 700 /out/bin/x "
-                 "&& ln -s bin/x /out/link", tmp_path / "made")
+    made = build("mkdir /out/bin && echo x > /out/bin/x && chmod 4700 /out/bin/x "
+                 "&& echo y > /out/y && chmod 666 /out/y && chmod 777 /out/bin "
+                 "&& ln -s bin/x /out/link && ln -s /etc/passwd /out/host", tmp_path / "made")
     assert made.ok, (made, log.read_text())
+    # On the host it belongs to the referee, readable by all, with no set-id bits and
+    # nothing writable by others; links stay links, whatever they point at.
     x = tmp_path / "made" / "bin" / "x"
-    assert x.read_text() == "x\n" and x.stat().st_mode & 0o777 == 0o700
-    assert x.stat().st_uid == 65534  # as the box's user left it
+    assert x.read_text() == "x\n" and x.stat().st_mode & 0o7777 == 0o755
+    assert (tmp_path / "made" / "y").stat().st_mode & 0o7777 == 0o644
+    assert x.parent.stat().st_mode & 0o7777 == 0o755
+    assert {p.lstat().st_uid for p in (tmp_path / "made").rglob("*")} == {os.getuid()}
     assert os.readlink(tmp_path / "made" / "link") == "bin/x"
+    assert os.readlink(tmp_path / "made" / "host") == "/etc/passwd"
     assert [p for p in scratch.mount_points() if tmp_path in p.parents] == []
+    # Folders and links take the disk too (a block each, at least): a tree of empty
+    # folders that fits the tmpfs's file cap but would take over the cap on the disk
+    # is not copied.
+    folders = build("i=0; while [ $i -lt 2100 ]; do mkdir /out/d$i || exit 1; "
+                    "i=$((i+1)); done", tmp_path / "folders")
+    assert (folders.ok, folders.detail) == (
+        False, "the build's output filled /out (at most 8 MiB)")
+    assert not (tmp_path / "folders").exists()
 
 
 def test_a_build_that_makes_files_without_end_stops_at_the_file_cap(

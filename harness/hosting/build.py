@@ -3,7 +3,8 @@
 The version's files are copied to a new folder of the uploads' ``tmp/``; its manifest's
 ``build`` runs there in a box (no network, its time and memory capped; see
 :func:`harness.sandbox.run_build`) with its output in ``build.log`` and what it makes in
-``out/``, laid over a copy of the files in ``run/``. The folder is then moved to
+``out/``, laid over a copy of the files in ``run/`` (hard links to ``out/``'s files:
+the output takes the disk once). The folder is then moved to
 ``builds/<version>/`` whatever the result, so the log stays readable. A build that fails
 (a non-zero exit, its time or memory cap, a native command it did not make) gives the
 state ``build failed`` with the reason.
@@ -22,6 +23,7 @@ from harness.hosting.files import BUILD_FAILED, READY, BundleFiles, Hosted
 from harness.referee.botlog import CappedLog
 from harness.referee.process import BotCommand
 from harness.sandbox import BoxLimits, run_build, spare_cpus
+from harness.sandbox.scratch import merge_tree
 
 __all__ = ["BUILD_LIMITS", "BuildPolicy", "bot_command", "build", "run_folder"]
 
@@ -86,8 +88,14 @@ def bot_command(files: BundleFiles, hosted: Hosted, limits: BoxLimits) -> BotCom
 
 
 def _overlay(files: Path, output: Path, run: Path) -> None:
-    """``run``: a copy of ``files`` with ``output`` (a build's) copied over it."""
-    shutil.copytree(files, run, symlinks=True)
-    if output.is_dir():
-        shutil.copytree(output, run, symlinks=True, dirs_exist_ok=True)
+    """``run``: a copy of ``files`` with ``output`` (a build's, on the same disk) laid
+    over it, as :func:`~harness.sandbox.scratch.merge_tree` lays trees: never through a
+    link that either tree holds (a bundle's link to a name that the build's output then
+    makes a link to a host path must not be written through), its files hard links to
+    those of ``files`` and ``output`` (both kept: the bundle's files, and the bot's
+    ``/out``), so that they take the disk once."""
+    run.mkdir(mode=0o755)
     run.chmod(0o755)
+    merge_tree(files, run, link=True)
+    if output.is_dir() and not output.is_symlink():
+        merge_tree(output, run, link=True)

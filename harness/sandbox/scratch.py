@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import shutil
 import stat
@@ -25,8 +26,8 @@ from pathlib import Path
 
 from harness.errors import SandboxError
 
-__all__ = ["MAX_FILES", "OverCap", "capped_folder", "copy_capped", "is_full", "keep",
-           "mount_points", "unmount_under"]
+__all__ = ["BLOCK", "MAX_FILES", "OverCap", "capped_folder", "copy_capped", "disk_cost",
+           "is_full", "keep", "merge_tree", "mount_points", "unmount_under"]
 
 MOUNTINFO = Path("/proc/self/mountinfo")
 FULL_BYTES = 1 << 20
@@ -84,48 +85,99 @@ class OverCap(SandboxError):
     (sparse files: a tmpfs stores their holes for nothing, a copy would not)."""
 
 
+BLOCK = 4096
+"""What every entry copied to the disk is charged at least (a folder, a link, an empty
+file each take an inode and usually a block); a file's size is rounded up to it."""
+
+
+def disk_cost(info: os.stat_result) -> int:
+    """What an entry with ``info`` (an ``lstat``) is charged against a cap on the disk."""
+    size = info.st_size if stat.S_ISREG(info.st_mode) else 0
+    return max(BLOCK, -(-size // BLOCK) * BLOCK)
+
+
 def copy_capped(source: Path, target: Path, cap: int) -> None:
-    """Copy the tree ``source`` to ``target`` as ``cp -a`` would (modes, owners, times,
-    symbolic links as links; FIFOs and sockets left out), writing at most ``cap`` bytes
-    of file contents: OverCap, with no ``target`` left, past that. What ``target`` held
-    before is removed first: nothing is ever written through a link already there."""
-    if target.is_symlink():
+    """Copy the tree ``source`` to ``target`` as :func:`merge_tree` does (owned by the
+    referee, no set-id bits, symbolic links as links, FIFOs and sockets left out), if it
+    takes at most ``cap`` bytes there (each entry charged :func:`disk_cost`: a tree of
+    empty folders or links is not free); OverCap, with nothing copied, past that. What
+    ``target`` held before is removed first."""
+    total = 0
+    for folder, dirs, names in os.walk(source):
+        for name in [*dirs, *names]:
+            total += disk_cost(os.lstat(os.path.join(folder, name)))
+            if total > cap:
+                raise OverCap(f"the build's output would take over {cap >> 20} MiB")
+    if target.is_symlink() or target.is_file():
         target.unlink()
     elif target.exists():
         shutil.rmtree(target)
-    files: list[tuple[Path, Path]] = []
-    folders: list[tuple[Path, Path]] = []
-    total = 0
-    for folder, dirs, names in os.walk(source):
-        here = Path(folder)
-        there = target / here.relative_to(source)
-        there.mkdir(parents=True)
-        folders.append((here, there))
-        for name in [*dirs, *names]:
-            path = here / name
-            info = path.lstat()
-            if stat.S_ISREG(info.st_mode):
-                total += info.st_size
-                if total > cap:
-                    shutil.rmtree(target, ignore_errors=True)
-                    raise OverCap(f"the build's output would take over {cap >> 20} MiB")
-                files.append((path, there / name))
-            elif stat.S_ISLNK(info.st_mode):
-                files.append((path, there / name))
-    for path, copy in files:
-        if path.is_symlink():
-            copy.symlink_to(os.readlink(path))
-        else:
-            shutil.copyfile(path, copy)
-        _same_metadata(path, copy)
-    for here, there in reversed(folders):  # a folder's time moves as its files are made
-        _same_metadata(here, there)
+    target.mkdir(mode=0o755)
+    try:
+        merge_tree(source, target)
+    except BaseException:
+        shutil.rmtree(target, ignore_errors=True)
+        raise
 
 
-def _same_metadata(source: Path, target: Path) -> None:
-    info = source.lstat()
-    os.chown(target, info.st_uid, info.st_gid, follow_symlinks=False)
-    shutil.copystat(source, target, follow_symlinks=False)
+def merge_tree(source: Path, target: Path, *, link: bool = False) -> None:
+    """Copy the tree ``source`` into the folder ``target``, entry by entry: an entry
+    replaces whatever ``target`` has at its name, unless both are folders (merged). It
+    never follows a link, in either tree: a box's links (which may point anywhere on the
+    host) are copied as links and only ever replaced, and nothing is written into a
+    folder of ``target`` that is not a real folder. What it makes belongs to the caller
+    (root, for the referee): folders 0755, files 0755 if any execute bit is set, else
+    0644 (no set-id bits: a box's ``chmod 4755`` never makes a set-user-ID program on
+    the host); FIFOs, sockets and devices are left out. With ``link``, files are hard
+    links to ``source``'s (which must already be such files; copies on another disk).
+
+    ``target`` must be a real folder that no one else writes meanwhile."""
+    for entry in os.scandir(source):
+        into = os.path.join(target, entry.name)
+        info = entry.stat(follow_symlinks=False)
+        is_dir = stat.S_ISDIR(info.st_mode)
+        try:
+            there: os.stat_result | None = os.lstat(into)
+        except FileNotFoundError:
+            there = None
+        if there is not None and not (is_dir and stat.S_ISDIR(there.st_mode)):
+            if stat.S_ISDIR(there.st_mode):
+                shutil.rmtree(into)
+            else:
+                os.unlink(into)
+            there = None
+        if is_dir:
+            if there is None:
+                os.mkdir(into, 0o755)
+                os.chmod(into, 0o755, follow_symlinks=False)  # whatever the umask
+            merge_tree(Path(entry.path), Path(into), link=link)
+        elif stat.S_ISLNK(info.st_mode):
+            os.symlink(os.readlink(entry.path), into)
+        elif stat.S_ISREG(info.st_mode):
+            try:
+                if not link:
+                    raise OSError(errno.EXDEV, "copy")
+                os.link(entry.path, into, follow_symlinks=False)
+            except OSError as e:
+                if e.errno != errno.EXDEV:  # another disk: a copy instead
+                    raise
+                _copy_file(entry.path, into, info)
+
+
+def _copy_file(source: str, target: str, info: os.stat_result) -> None:
+    mode = 0o755 if info.st_mode & 0o111 else 0o644
+    reading = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        writing = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+        try:
+            os.fchmod(writing, mode)  # whatever the umask
+            while os.sendfile(writing, reading, None, 1 << 20):
+                pass
+            os.utime(writing, ns=(info.st_atime_ns, info.st_mtime_ns))
+        finally:
+            os.close(writing)
+    finally:
+        os.close(reading)
 
 
 def _mount(scratch: Path, mib: int) -> None:
