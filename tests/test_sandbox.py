@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -152,6 +153,34 @@ def test_processes_a_bot_leaves_behind_die_with_its_box(boxes: None, tmp_path: P
             assert group.members() == []  # the box is empty once its bot has exited
             folders = group.directories()
         assert not any(d.exists() for d in folders)  # and its cgroup is gone with the pool
+    asyncio.run(main())
+
+
+def test_a_box_gets_its_environment_off_every_command_line(boxes: None,
+                                                          tmp_path: Path) -> None:
+    # A bot's token is in its box's environment, and nowhere that another user of the
+    # machine can read it: bubblewrap's command line (in ps, /proc/PID/cmdline) must not
+    # hold it, nor any other process's.
+    token = "bot-token-" + secrets.token_hex(24)
+    files = bot_folder(tmp_path / "src")
+
+    async def main() -> None:
+        async with box.Box("environment", files, BoxLimits(), None) as boxed_:
+            proc = await boxed_.start(["/bin/sh", "-c",
+                                       'echo "seen $EUCHRE_BOT_TOKEN"; exec sleep 60'],
+                                      {"EUCHRE_BOT_TOKEN": token})
+            assert proc.stdout is not None
+            line = await asyncio.wait_for(proc.stdout.readline(), 60)
+            assert line.decode().strip() == f"seen {token}"
+            readers = []
+            for pid in filter(str.isdigit, os.listdir("/proc")):
+                try:
+                    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+                except OSError:
+                    continue
+                if token.encode() in cmdline:
+                    readers.append(cmdline.replace(b"\0", b" ")[:200])
+            assert readers == []
     asyncio.run(main())
 
 

@@ -177,14 +177,17 @@ class Box:
     async def __aexit__(self, *exc: object) -> None:
         await self.kill()
 
-    def command(self, argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
-        """The full command line that runs ``argv`` in this box (after :meth:`prepare`)."""
+    def command(self, argv: Sequence[str], env_fd: int) -> list[str]:
+        """The full command line that runs ``argv`` in this box (after :meth:`prepare`),
+        with the environment that the open file descriptor ``env_fd`` holds
+        (:func:`~harness.sandbox.mounts.env_args`)."""
         bwrap, setpriv, _ = _machine()
         assert self.group is not None, "prepare() first"
         inner = mounts.bwrap_args(files=self.files, tmp_mib=self.limits.tmp_mib,
-                                  socket_dir=self.socket_dir, writable=self.writable,
-                                  outputs=self.outputs, runtimes=self.runtimes,
-                                  sdk=sdk_package(), env=env, bwrap=bwrap, setpriv=setpriv)
+                                  env_fd=env_fd, socket_dir=self.socket_dir,
+                                  writable=self.writable, outputs=self.outputs,
+                                  runtimes=self.runtimes, sdk=sdk_package(), bwrap=bwrap,
+                                  setpriv=setpriv)
         join = [str(p) for p in self.group.procs_files()]
         return ["/bin/sh", "-c", _JOIN, "box", *join, "--", *inner, *argv]
 
@@ -211,14 +214,22 @@ class Box:
         if self.process is not None:
             raise SandboxError(f"box {self.name} already started")
         self.prepare()
+        # The environment (the bot's token in it) goes to bubblewrap through a file of
+        # its own, never on a command line that every user of the machine may read.
+        env_fd = os.memfd_create("box-environment", 0)
         try:
+            os.write(env_fd, mounts.env_args(env))
+            os.lseek(env_fd, 0, os.SEEK_SET)
             self.process = await asyncio.create_subprocess_exec(
-                *self.command(argv, env), env={"PATH": "/usr/bin:/bin"},
+                *self.command(argv, env_fd), env={"PATH": "/usr/bin:/bin"},
                 stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+                stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+                pass_fds=(env_fd,))
         except OSError as e:
             await self.kill()
             raise SandboxError(f"box {self.name}: cannot start: {e}") from e
+        finally:
+            os.close(env_fd)
         if log is not None:
             assert self.process.stdout is not None
             self._pump = asyncio.ensure_future(_copy(self.process.stdout, log))

@@ -85,10 +85,20 @@ class _Tree:
         return [*self.parents(target), flag, str(source), target]
 
 
-def bwrap_args(*, files: Path, tmp_mib: int, socket_dir: Path | None = None,
+def env_args(env: Mapping[str, str] | None = None) -> bytes:
+    """The options that give a box its environment, :data:`BASE_ENV` updated with
+    ``env``, NUL-separated, for bubblewrap to read from the file descriptor that
+    :func:`bwrap_args` names (``--args FD``): on bubblewrap's command line a value (the
+    bot's token) would be there for every user of the machine to read in ``ps``."""
+    args = ["--clearenv"]
+    for key, value in {**BASE_ENV, **(env or {})}.items():
+        args += ["--setenv", key, value]
+    return b"".join(arg.encode() + b"\0" for arg in args)
+
+
+def bwrap_args(*, files: Path, tmp_mib: int, env_fd: int, socket_dir: Path | None = None,
                writable: Path | None = None, outputs: Path | None = None,
-               runtimes: Sequence[Path] = (), sdk: Path | None = None,
-               env: Mapping[str, str] | None = None, cwd: str = BOT_DIR,
+               runtimes: Sequence[Path] = (), sdk: Path | None = None, cwd: str = BOT_DIR,
                bwrap: str = "bwrap", setpriv: str = "/usr/bin/setpriv") -> list[str]:
     """The ``bwrap ... setpriv ... --`` prefix of a boxed command (append its argv).
 
@@ -96,7 +106,9 @@ def bwrap_args(*, files: Path, tmp_mib: int, socket_dir: Path | None = None,
     :data:`OUT_DIR` (a build), else ``outputs`` read-only there (a build's result);
     ``socket_dir`` read-only at :data:`SOCKET_DIR`; each of ``runtimes`` read-only at its
     own path; ``sdk`` (the harness package's directory) read-only at
-    :data:`SDK_DIR`/harness. The environment is :data:`BASE_ENV` updated with ``env``.
+    :data:`SDK_DIR`/harness. The environment comes from ``env_fd``, an open file
+    descriptor (inherited by bubblewrap, which reads and closes it) that holds
+    :func:`env_args`.
     """
     tree = _Tree()
     args = [bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
@@ -120,9 +132,7 @@ def bwrap_args(*, files: Path, tmp_mib: int, socket_dir: Path | None = None,
         args += tree.bind("--ro-bind", outputs, OUT_DIR)
     if socket_dir is not None:
         args += tree.bind("--ro-bind", socket_dir, SOCKET_DIR)
-    args += ["--clearenv"]
-    for key, value in {**BASE_ENV, **(env or {})}.items():
-        args += ["--setenv", key, value]
+    args += ["--args", str(env_fd)]
     args += ["--chdir", cwd, "--", setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}",
              "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs",
              "--"]
