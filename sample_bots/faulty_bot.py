@@ -27,6 +27,10 @@ steal-token   says Hello with another seat's token (``--other-token``)
 two-streams   completes its handshake, then opens a second stream with the same token
               while the first is live; keeps playing (legally) on the first
 exit-early    exits with status 1 before connecting
+slow-read     dials with a receive window of a few bytes, plays legally at once, and
+              after every message of a game waits ``--delay`` seconds before it reads
+              the next: the referee's write of its next request blocks meanwhile (time
+              it thinks in, for free, if the clock started only once the write is done)
 ============  ==========================================================================
 
 ``N`` is ``--after`` (default 10 for ``crash``, 1 for the others: misbehave at once).
@@ -72,7 +76,7 @@ from harness.protocol import PROTOCOL_VERSION, pb, rpb
 
 MODES = ("crash", "hang", "late", "illegal", "wrong-id", "duplicate", "flood", "garbage",
          "huge", "giant", "no-handshake", "huge-hello", "garbage-hello", "bad-token", "steal-token",
-         "two-streams", "idle-flood", "exit-early")
+         "two-streams", "idle-flood", "exit-early", "slow-read")
 # The modes that misbehave when asked to decide (the others misbehave around the handshake).
 DECISION_MODES = ("crash", "hang", "late", "illegal", "wrong-id", "duplicate", "flood",
                   "garbage", "huge", "giant")
@@ -199,7 +203,11 @@ class FaultyBot:
         if self.mode == "exit-early":
             say("exit-early: exiting before connecting")
             return EXIT_EARLY
-        async with grpc.aio.insecure_channel(self.address) as channel:
+        # slow-read: HTTP/2 flow control held to a few bytes, so that a message the bot
+        # has not read yet blocks the referee's next write.
+        options = ([("grpc.http2.lookahead_bytes", 1), ("grpc.http2.bdp_probe", 0)]
+                   if self.mode == "slow-read" else [])
+        async with grpc.aio.insecure_channel(self.address, options=options) as channel:
             try:
                 if self.mode == "no-handshake":
                     status = await self._no_handshake(channel)
@@ -307,6 +315,9 @@ class FaultyBot:
                 return EXIT_OK
             if await self._handle(stream, msg):
                 return EXIT_OK
+            if self.mode == "slow-read" and msg.WhichOneof("payload") in (
+                    "decision_request", "game_event", "game_start"):
+                await asyncio.sleep(self.delay)  # "thinking", with the stream unread
 
     async def _handle(self, stream: Stream, msg: rpb.ConnectResponse) -> bool:
         """Handle one message from the referee; True when the referee says it is

@@ -136,27 +136,39 @@ def test_each_decision_keeps_its_own_deadline_on_the_shared_timer() -> None:
     asyncio.run(main())
 
 
-def test_a_decision_request_whose_write_is_slow_is_not_charged_as_a_disconnect() -> None:
-    """The write of a decision request to a bot that reads its stream blocks only while
-    the referee itself is stalled (gRPC buffers tens of kilobytes; no game sends one bot
-    that much unread): such a write may take the general write timeout, not the
-    decision's time, before the bot counts as gone. Before, a write taking more than
-    1 s (a referee on an overloaded machine) ended a 0.3 s decision as a disconnect."""
-    class LateWriteContext(ReplyingContext):
+def test_a_decision_request_whose_write_is_slow_is_charged_to_its_clock_not_as_a_disconnect(
+) -> None:
+    """A decision's clock runs from the moment its request's write begins: a write that
+    blocks (a bot that holds back its reading: tests/test_wire_faults.py plays it over
+    real gRPC) is the bot's time. A write that outlasts the decision's time ends the
+    decision as a timeout, never as a disconnect (the write may take the general write
+    timeout before the bot counts as gone), and one that leaves time is answered."""
+    class SlowWriteContext(ReplyingContext):
+        def __init__(self, delays: list[float | None], write_s: float) -> None:
+            super().__init__(delays)
+            self.write_s = write_s
+
         async def write(self, data: messages.Outgoing) -> None:
-            await asyncio.sleep(1.5)  # what a stalled referee does to its own write
+            await asyncio.sleep(self.write_s)  # the bot does not read meanwhile
             await super().write(data)
 
-    async def main() -> None:
-        context = LateWriteContext([0.0])
+    async def decide(write_s: float, timeout: float) -> tuple[Session, DecisionReply]:
+        context = SlowWriteContext([0.0], write_s)
         session = Session(cast(grpc.aio.ServicerContext[Any, Any], context),
                           SlotRegistry().add("reader", 0), "reader", "1", "test",
                           bundles=True)
         context.session = session
         request_id = session.new_request_id()
         request = messages.decision_request(DecisionRequest(request_id=request_id))
-        reply = await session.decide(request_id, request, 0.3)
-        assert reply.request_id == request_id
-        assert not session.closed.is_set()
+        try:
+            return session, await session.decide(request_id, request, timeout)
+        finally:
+            assert not session.closed.is_set()  # never a disconnect
+
+    async def main() -> None:
+        with pytest.raises(BotTimeoutError, match=r"no reply within 0\.300s"):
+            await decide(1.5, 0.3)
+        _, reply = await decide(0.05, 5.0)
+        assert reply.request_id == 1
 
     asyncio.run(main())

@@ -35,9 +35,10 @@ from waiting import wait_until
 
 from harness.protocol import rpb
 from harness.referee.arena import Arena
-from harness.referee.outcome import FaultKind, GameResult, Termination
+from harness.referee.outcome import FaultKind, GameResult, Termination, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.session import FLOOD_LIMIT, MAX_NOTICES, Session
+from harness.rules import Form, RulesConfig
 
 __all__ = ["sent"]  # the fixture, imported for the tests below
 
@@ -249,4 +250,21 @@ def test_oversized_or_undecodable_hello_is_refused(tmp_path: Path, mode: str,
             assert re.search(r"refused: REFUSAL_REASON_MALFORMED: " + detail, err), err
             assert registry_state(a) == before
             assert not a.pool.instances("remote")[0].slot.ever_connected
+    run(go())
+
+
+def test_a_bot_that_holds_back_its_stream_cannot_think_off_the_clock(tmp_path: Path) -> None:
+    """A bot with a receive window of a few bytes that "thinks" before it reads blocks
+    the referee's write of its next request meanwhile. The decision's clock runs from
+    the moment that write begins (network time is the bot's): its reply, sent at once
+    when it finally reads the request, comes after its time, and it loses on time
+    instead of thinking for free."""
+    async def go() -> None:
+        async with arena(tmp_path, ("slow", faulty("slow-read", "--delay", "1.5"), 1),
+                         ("random", RANDOM, 1)) as a:
+            one_point = RulesConfig(form=Form.TWO_HANDED, target=1)
+            r = await a.play("g1", one_point, first_to_act(one_point, 0), ["slow", "random"],
+                             time_control=TimeControl(per_decision=0.5, bank=0.0))
+            assert_forfeit(r, one_point, 0, "slow", FaultKind.TIMEOUT)
+            assert r.faults[0].detail == "slow: no reply within 0.500s", r.faults
     run(go())

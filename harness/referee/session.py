@@ -374,13 +374,16 @@ class Session:
         self._pending, self._pending_id = fut, request_id
         self._strays = 0
         self._last_issued = max(self._last_issued, request_id)
+        # The decision's clock starts as the request's write begins: a write blocks only
+        # while the bot does not read its stream (HTTP/2 flow control), and a bot that
+        # holds its reading back to think first must not think off the clock.
+        deadline = loop.time() + timeout
         try:
-            # The request's write gets the write timeout of every message (or the
-            # decision's time, if longer): a write to a bot that reads only blocks
-            # when the referee itself is stalled, which is not the bot's fault.
+            # The write itself may block for the write timeout of every message (or the
+            # decision's time, if longer) before the bot counts as gone.
             await self.flush(request, timeout=max(timeout, WRITE_TIMEOUT))
-            if not fut.done():  # the reply's clock starts once the request is written
-                self._reply_by = deadline = loop.time() + timeout
+            if not fut.done():  # due ``timeout`` after the write began (now, if past)
+                self._reply_by = deadline
                 self._reply_timeout = timeout
                 self._watch(deadline)
             return await fut  # resolved by on_reply, the timer (_on_timer) or close
