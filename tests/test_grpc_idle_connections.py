@@ -13,8 +13,10 @@ handshake within :data:`~harness.referee.server.TRANSPORT_HANDSHAKE_MS` is close
 
 Streams that wait for their Hello were held until the handshake timeout (10 s), as many
 as a client cared to open on one connection. Now at most
-:data:`~harness.referee.server.MAX_OPENING` wait at once; one more is refused at once
-with ``RESOURCE_EXHAUSTED`` (bots retry it as a dropped connection).
+:data:`~harness.referee.server.MAX_OPENING` wait at once; for one more, the oldest
+waiting stream of the caller with the most is ended at once with ``RESOURCE_EXHAUSTED``
+(bots retry it as a dropped connection; tests/test_hello_waiting_room.py shows that a
+bot still gets in).
 
 The games are compared as in ``tests/test_http_slow_clients.py``: per second of the
 ladder's own CPU time, and with no stretch of 5 s without a game stored."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import itertools
 import logging
 import os
 import resource
@@ -51,7 +52,7 @@ from harness.protocol import (
 )
 from harness.protocol.tls import ServerTLS
 from harness.referee.operator import OperatorServicer, TournamentCalls
-from harness.referee.peer import is_loopback
+from harness.referee.peer import is_loopback, parse_peer
 from harness.referee.session import Session, Slot, SlotRegistry
 from harness.sandbox import SOCKET_NAME
 
@@ -60,9 +61,13 @@ log = logging.getLogger("euchre.referee")
 HANDSHAKE_TIMEOUT = 10.0
 MAX_OPENING = 512
 """Streams that may wait for their Hello at once, on one listening server (streams of
-every connection together): one more is refused at once with ``RESOURCE_EXHAUSTED``,
-which bots retry like a dropped connection. A client may open streams without end on one
-connection; each one held until the handshake timeout costs the referee memory."""
+every connection together). A client may open streams without end on one connection;
+each one held until the handshake timeout costs the referee memory. When one more
+arrives, the oldest waiting stream of the caller (address) with the most waiting is
+ended (``RESOURCE_EXHAUSTED``, which bots retry like a dropped connection) to make
+room: an honest bot's Hello follows its stream at once, so a caller that holds silent
+streams only ever pushes out its own, never locks a bot out (refusing newcomers
+instead would let anyone fill the room and keep every bot from connecting)."""
 TRANSPORT_HANDSHAKE_MS = 10_000
 """A connection must finish its transport's handshake (TLS, if any, and HTTP/2's
 preface and settings) within this many milliseconds, or it is closed (gRPC's default is
@@ -150,10 +155,55 @@ def self_reported(text: str) -> str:
     return "".join(kept)[:SELF_REPORT_CHARS]
 
 
+class WaitingRoom:
+    """The streams waiting for their Hello (the read of their first message), by
+    caller; at most ``capacity``, making room as :data:`MAX_OPENING` says."""
+
+    def __init__(self, capacity: int = MAX_OPENING) -> None:
+        self.capacity = capacity
+        self._by_caller: dict[str, dict[int, asyncio.Future[Any]]] = {}
+        self._ids = itertools.count()
+        self.evicted: set[int] = set()
+
+    def __len__(self) -> int:
+        return sum(len(waiting) for waiting in self._by_caller.values())
+
+    def enter(self, caller: str, read: asyncio.Future[Any]) -> int:
+        """Admit ``read`` (a stream's first read) for ``caller``, ending the oldest of the
+        caller with the most waiting if the room is full; returns its number."""
+        if len(self) >= self.capacity:
+            fullest = max(self._by_caller.values(), key=len)
+            oldest = next(iter(fullest))
+            self.evicted.add(oldest)
+            fullest.pop(oldest).cancel()
+        number = next(self._ids)
+        self._by_caller.setdefault(caller, {})[number] = read
+        return number
+
+    def leave(self, caller: str, number: int) -> bool:
+        """Take stream ``number`` out; whether it was ended to make room."""
+        waiting = self._by_caller.get(caller, {})
+        waiting.pop(number, None)
+        if not waiting:
+            self._by_caller.pop(caller, None)
+        if number in self.evicted:
+            self.evicted.discard(number)
+            return True
+        return False
+
+
+def _caller(context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    """Who opened a stream, as far as the waiting room tells callers apart: the address
+    (every connection from one address is one caller), or the peer string as it is."""
+    peer = context.peer() or ""
+    parsed = parse_peer(peer)
+    return str(parsed.address) if parsed.address is not None else parsed.scheme or peer
+
+
 class RefereeServicer(RefereeServiceServicer):
     def __init__(self, server: RefereeServer) -> None:
         self.server = server
-        self.opening = 0  # streams waiting for their Hello
+        self.waiting = WaitingRoom()  # streams waiting for their Hello
 
     async def Connect(  # type: ignore[override]
             self, request_iterator: AsyncIterator[ConnectRequest],
@@ -161,14 +211,12 @@ class RefereeServicer(RefereeServiceServicer):
         """The bot's stream: handshake, then read replies until it ends. Messages to the
         bot are written by the game runner through :class:`Session`. A stream the
         referee ends for a protocol violation ends with an error status saying why."""
-        if self.opening >= MAX_OPENING:
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                f"{MAX_OPENING} streams are waiting for their Hello; "
-                                f"try again later")
-            return
-        self.opening += 1
+        caller = _caller(context)
+        read = asyncio.ensure_future(context.read())
+        number = self.waiting.enter(caller, read)
+        evicted = False
         try:
-            first = await asyncio.wait_for(context.read(), self.server.handshake_timeout)
+            first = await asyncio.wait_for(read, self.server.handshake_timeout)
         except TimeoutError:
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
                                 "no Hello within the handshake timeout")
@@ -178,8 +226,19 @@ class RefereeServicer(RefereeServiceServicer):
                           f"the first message does not parse ({e})",
                           grpc.StatusCode.INVALID_ARGUMENT)
             return
+        except asyncio.CancelledError:
+            evicted = self.waiting.leave(caller, number)
+            if not evicted:
+                raise  # the handler itself was cancelled
         finally:
-            self.opening -= 1
+            if not evicted:
+                self.waiting.leave(caller, number)
+        if evicted:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                f"{MAX_OPENING} streams were waiting for their Hello, "
+                                f"more of them from this address than from any other: "
+                                f"this one, its oldest, was ended; try again")
+            return
         if first is grpc.aio.EOF:
             return
         session = await self._handshake(first, context)
@@ -303,6 +362,7 @@ class RefereeServer:
         self.tls = tls
         self.local_port = 0
         self.handshake_timeout = handshake_timeout
+        self.servicer: RefereeServicer | None = None  # the bot service of the port
         self.max_message_bytes = max_message_bytes
         self.registry = SlotRegistry()
         self.shutting_down = False
@@ -374,7 +434,8 @@ class RefereeServer:
 
     async def start(self) -> None:
         server = grpc.aio.server(options=self._options())
-        add_referee_service(RefereeServicer(self), server)
+        self.servicer = RefereeServicer(self)
+        add_referee_service(self.servicer, server)
         operator.add_to_server(OperatorServicer(self), server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         for _, adder in self._services:
