@@ -322,6 +322,28 @@ def test_kill_9_mid_upload_leaves_nothing_and_a_restart_serves_earlier_uploads(
         end([first, second])
 
 
+def test_a_submission_without_a_valid_token_is_refused_before_anything_is_read(
+        ladder: HostLadder) -> None:
+    # The attack: SubmitBot calls that present no valid token and send nothing, held
+    # open by the thousand (each one costs the ladder memory while it waits for its
+    # header). The token is in the call's metadata: each is refused at once, with
+    # nothing of it read.
+    silent = threading.Event()
+
+    def nothing() -> Iterator[lp.SubmitBotRequest]:
+        silent.wait(120)  # never sends its header while the call lasts
+        yield from ()
+
+    with ladder.channel() as channel:
+        stub = lp.LadderServiceStub(channel)
+        try:
+            refused = refusal(lambda: stub.SubmitBot(
+                nothing(), metadata=bearer("not-a-token-" + "x" * 24), timeout=60))
+        finally:
+            silent.set()
+    assert refused.code() == grpc.StatusCode.PERMISSION_DENIED, refused
+
+
 def test_one_upload_at_a_time_per_bot(ladder: HostLadder, tmp_path: Path) -> None:
     bundle = tar_gz(python_bot(tmp_path / "bot"))
     release = threading.Event()

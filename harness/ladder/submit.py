@@ -37,6 +37,8 @@ __all__ = ["Submissions"]
 log = logging.getLogger("euchre.ladder")
 
 DAY = timedelta(days=1)
+HEADER_TIMEOUT_S = 30.0
+"""How long a SubmitBot call (its token already checked) may take to send its header."""
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -60,13 +62,24 @@ class Submissions:
         self.server = server
         self._active: set[str] = set()  # bots with an upload under way
 
-    async def _authorize(self, context: Context, name: str) -> RegisteredBot | None:
-        """Let the call through for ``name``'s bot: returns the caller's own entrant when
-        it presented a bot token, None for the operator; aborts otherwise."""
-        base = name.split("@", 1)[0]
+    async def _caller(self, context: Context) -> RegisteredBot | None:
+        """Who calls, from the call's token alone (before anything is read): the bot
+        whose token it is, or None for the operator; aborts for anyone else."""
         entrant = self.runtime.registry.authenticate(_bearer(context))
         if entrant is None:
             await self.server.require_operator(context)
+        return entrant
+
+    async def _authorize(self, context: Context, name: str,
+                         entrant: RegisteredBot | None = None,
+                         known: bool = False) -> RegisteredBot | None:
+        """Let the call through for ``name``'s bot: returns the caller's own entrant when
+        it presented a bot token, None for the operator; aborts otherwise (``known``:
+        the caller is ``entrant``, from :meth:`_caller`)."""
+        base = name.split("@", 1)[0]
+        if not known:
+            entrant = await self._caller(context)
+        if entrant is None:
             return None
         if entrant.base != base:
             await _abort(context, grpc.StatusCode.PERMISSION_DENIED,
@@ -79,12 +92,19 @@ class Submissions:
         """Receive, check and store one submission; returns the new version, its token,
         the bundle's sha256 and the version's build state. A registry's ConfigError
         propagates (the caller turns it into a status)."""
-        first = await anext(aiter(requests), None)
+        # The token is checked before a byte is read: a call without one is refused at
+        # once, never held open waiting for its header.
+        caller = await self._caller(context)
+        try:
+            first = await asyncio.wait_for(anext(aiter(requests), None), HEADER_TIMEOUT_S)
+        except TimeoutError:
+            await _abort(context, grpc.StatusCode.DEADLINE_EXCEEDED,
+                         f"no header within {HEADER_TIMEOUT_S:g} s")
         if first is None or first.WhichOneof("part") != "header":
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                          "the first message of SubmitBot must be its header")
         header = first.header
-        caller = await self._authorize(context, header.name)
+        caller = await self._authorize(context, header.name, caller, known=True)
         try:
             fmt = lp.header_format(header.format)
         except ValueError as e:
