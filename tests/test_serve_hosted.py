@@ -26,6 +26,7 @@ from submit_support import python_bot
 from waiting import PROCESS_POLL_S
 
 from harness.protocol import operator as op
+from harness.sandbox import spare_cpus
 from harness.storage.results import ResultsStore
 from harness.tournament.runner import store_path
 
@@ -33,6 +34,7 @@ BUILT = ('runtime = "python"\ncommand = ["python", "start.py"]\n'
          'build = ["python", "-c", "open(\'/out/built.txt\', \'w\').write(\'built\')"]\n')
 START = """import os, runpy, sys
 print("where", os.getcwd(), os.getuid(), open("built.txt").read(), flush=True)
+print("cpus", sorted(os.sched_getaffinity(0)), flush=True)
 sys.argv = ["random_bot.py"]
 runpy.run_path("random_bot.py", run_name="__main__")
 """
@@ -112,6 +114,10 @@ def test_a_submitted_bot_plays_a_tournament_in_a_box(running: HostServe, tmp_pat
     logs = list((running.output / "hosted-serve" / "logs").rglob("uploaded-*.log"))
     assert logs, "the hosted bot's log"
     assert all("where /bot 65534 built" in p.read_text() for p in logs)
+    # Off the referee's CPU, as on a ladder: pinned to every CPU but the first.
+    spare = spare_cpus()
+    pinned = sorted(os.sched_getaffinity(0)) if spare is None else list(spare)
+    assert all(f"cpus {pinned}" in p.read_text() for p in logs), pinned
 
 
 def test_a_failed_build_is_refused_at_start(running: HostServe, tmp_path: Path) -> None:

@@ -164,10 +164,15 @@ class ServeHosting:
             if hosted.state != READY:
                 raise ConfigError(key, f"{bot.name}: {bot.hosted} is still building; start "
                                        f"the tournament once ctl build-log shows it ready")
+            # Off the referee's CPU unless the tournament pins it itself, as on a ladder
+            # (BuildPolicy.bot_limits): a box that keeps its quota busy on every core
+            # slows the games beside it several times over.
+            cpuset = bot.box_cpuset if bot.box_cpuset is not None else \
+                self.policy.bot_limits.cpuset
             bots.append(dataclasses.replace(
                 bot, hosted=None, command=hosted.manifest.argv(),
                 cwd=str(run_folder(self.files, hosted)),
-                env={**hosted.manifest.env(), **bot.env}, sandbox=True))
+                env={**hosted.manifest.env(), **bot.env}, sandbox=True, box_cpuset=cpuset))
         return dataclasses.replace(config, bots=tuple(bots))
 
     # ------------------------------------------------------------------ the calls
