@@ -1,21 +1,34 @@
-"""Streams that wait for their Hello cannot lock bots out: a caller that keeps the
+"""Connections and streams that wait cannot lock bots out of a referee's port.
+
+Streams that wait for their Hello: a caller that keeps the
 referee's waiting room full of silent streams (the most it holds at once is
 :data:`~harness.referee.server.MAX_OPENING`) only ever pushes out its own, so a bot that
 dials meanwhile connects and says Hello while the silent streams are still held.
 
 Before, the room refused newcomers once full: anyone who could reach the port kept every
-bot from connecting (a bot that could not connect lost its games as startup failures)."""
+bot from connecting (a bot that could not connect lost its games as startup failures).
+
+Connections: each port takes a share of the open-file limit
+(:func:`~harness.referee.server.connection_cap`), which ``match`` and ``run`` now raise
+to the hard limit as ``serve`` and ``ladder`` do (under the usual soft limit of 1,024, 170
+idle connections filled a match's port), and a connection with no call in progress is
+closed after :data:`~harness.referee.server.CONNECTION_IDLE_MS`."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import resource
+import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
 import grpc
+import pytest
 
 from harness.protocol import RefereeServiceStub
+from harness.referee import server as referee_server
 from harness.referee.server import MAX_OPENING, RefereeServer
 from harness.referee.session import Slot
 
@@ -96,3 +109,50 @@ def test_a_bot_connects_while_silent_streams_fill_the_waiting_room() -> None:
     assert live >= MAX_OPENING - 2, (live, ends)
     assert ends["RESOURCE_EXHAUSTED"] >= 1, ends  # its room was made by ending one
     assert set(ends) <= {"RESOURCE_EXHAUSTED"}, ends
+
+
+def test_a_connection_with_no_call_in_progress_is_closed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(referee_server, "CONNECTION_IDLE_MS", 500)
+
+    async def main() -> list[grpc.ChannelConnectivity]:
+        server = RefereeServer()
+        await server.start()
+        try:
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                await asyncio.wait_for(channel.channel_ready(), WAIT_S)
+                states = [channel.get_state()]
+                while states[-1] is grpc.ChannelConnectivity.READY:
+                    await asyncio.wait_for(channel.wait_for_state_change(states[-1]),
+                                           WAIT_S)
+                    states.append(channel.get_state())
+                return states
+        finally:
+            await server.stop(grace=1.0)
+
+    states = asyncio.run(main())
+    # The referee closed it (the client goes back to IDLE, and dials again when asked).
+    assert states[-1] is grpc.ChannelConnectivity.IDLE, states
+
+
+def test_a_match_raises_its_open_file_limit(tmp_path: Path) -> None:
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    hard = 4096 if hard == resource.RLIM_INFINITY else min(hard, 4096)
+    proc = subprocess.Popen(
+        ["prlimit", f"--nofile=256:{hard}", sys.executable, "-m", "harness", "match",
+         "--form", "two-handed", "--games", "1", "--port", "0",
+         "--bot", "absent@remote=tok-" + "a" * 24,
+         "--bot", "random={python} -m sample_bots.random_bot",
+         "--log-dir", str(tmp_path / "logs"), "--store", str(tmp_path / "m.sqlite")],
+        cwd=REPO, env={**os.environ, "PYTHONPATH": REPO}, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()  # said once it listens (its bot never dials)
+        assert line.startswith("referee on "), line
+        limits = Path(f"/proc/{proc.pid}/limits").read_text()
+        soft = next(x.split()[3] for x in limits.splitlines() if x.startswith("Max open files"))
+        assert int(soft) == hard, limits
+    finally:
+        proc.kill()
+        proc.wait(WAIT_S)

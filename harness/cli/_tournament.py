@@ -17,6 +17,7 @@ from harness.cli.common import (
     check_listen,
     games,
     on_signals,
+    raise_open_file_limit,
     split_assignment,
     writable_folder,
     write_address_file,
@@ -157,6 +158,7 @@ def run_tournament(config: TournamentConfig, *, quiet: bool = False,
           f"deck {config.rules.deck.value}, bots {', '.join(b.name for b in config.bots)}; "
           f"results in {config.output}/{_cluster_note(config)}"
           f"{'; in process (no referee, no clock)' if in_process else ''}", file=sys.stderr)
+    raise_open_file_limit()  # its port takes connections by a share of the limit
     try:
         state = asyncio.run(main())
     finally:  # the line ends before any error is printed

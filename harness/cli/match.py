@@ -23,6 +23,7 @@ from harness.cli.common import (
     add_listen_flags,
     check_listen,
     on_signals,
+    raise_open_file_limit,
     split_assignment,
     writable_folder,
 )
@@ -151,6 +152,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         raise ConfigError("--max-startup-failures",
                           f"must be at least 0; got {args.max_startup_failures}")
     check_listen(args.host, args.port)
+    raise_open_file_limit()  # its port takes connections by a share of the limit
     writable_folder(Path(args.log_dir), "--log-dir")
     writable_folder(Path(args.store).parent, "--store")
     played: list[GameResult] = []

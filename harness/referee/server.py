@@ -68,6 +68,11 @@ ended (``RESOURCE_EXHAUSTED``, which bots retry like a dropped connection) to ma
 room: an honest bot's Hello follows its stream at once, so a caller that holds silent
 streams only ever pushes out its own, never locks a bot out (refusing newcomers
 instead would let anyone fill the room and keep every bot from connecting)."""
+CONNECTION_IDLE_MS = 30_000
+"""A connection with no call in progress for this many milliseconds is closed (gRPC's
+``max_connection_idle_ms``; a bot's stream is a call for as long as it plays): idle
+connections cannot hold a port's share of connections (:func:`connection_cap`) for
+long, and a client that needs one again simply dials."""
 TRANSPORT_HANDSHAKE_MS = 10_000
 """A connection must finish its transport's handshake (TLS, if any, and HTTP/2's
 preface and settings) within this many milliseconds, or it is closed (gRPC's default is
@@ -430,6 +435,7 @@ class RefereeServer:
             ("grpc.so_reuseport", 0),
             ("grpc.max_allowed_incoming_connections", connection_cap()),
             ("grpc.server_handshake_timeout_ms", TRANSPORT_HANDSHAKE_MS),
+            ("grpc.max_connection_idle_ms", CONNECTION_IDLE_MS),
         ]
 
     async def start(self) -> None:
