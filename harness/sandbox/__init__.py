@@ -5,6 +5,8 @@ can use (see docs/hosting.md).
   OOM kills, killing every member.
 * :mod:`harness.sandbox.mounts`: the box's files, namespaces and user, as a bwrap
   command line.
+* :mod:`harness.sandbox.seccomp`: the system calls a box refuses (the kernel's keyrings,
+  other ABIs), as the seccomp filter bubblewrap loads.
 * :mod:`harness.sandbox.scratch`: a build's ``/out``, a tmpfs of capped size mounted
   for the build and copied to the disk after it.
 * :mod:`harness.sandbox.box`: :class:`Box`, :class:`BoxLimits`, :func:`run_build`,

@@ -9,11 +9,12 @@
     box.cpu_ns(); box.oom_killed()
     await box.kill()   # every process of the box, then its cgroup
 
-What the box allows is said in :mod:`harness.sandbox.mounts` (files, namespaces, user)
-and :mod:`harness.sandbox.cgroups` (memory, processes, CPU); docs/hosting.md puts both
-together with the threat model. :func:`check_available` refuses (one line) on a machine
-without bubblewrap, setpriv or the cgroup controllers: nothing meant for a box ever runs
-outside one.
+What the box allows is said in :mod:`harness.sandbox.mounts` (files, namespaces, user),
+:mod:`harness.sandbox.seccomp` (system calls) and :mod:`harness.sandbox.cgroups` (memory,
+processes, CPU); docs/hosting.md puts them together with the threat model.
+:func:`check_available` refuses (one line) on a machine without bubblewrap, setpriv, a
+seccomp filter for its architecture or the cgroup controllers: nothing meant for a box
+ever runs outside one.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Protocol
 
 import harness
 from harness.errors import SandboxError, SandboxUnavailable
-from harness.sandbox import cgroups, mounts, scratch
+from harness.sandbox import cgroups, mounts, scratch, seccomp
 
 
 class LogSink(Protocol):
@@ -114,13 +115,15 @@ def _machine() -> tuple[str, str, cgroups.Hierarchy]:
                                  "which is not installed")
     if not sys.platform.startswith("linux"):
         raise SandboxUnavailable("boxed bots need Linux (namespaces and cgroups)")
+    seccomp.program()  # SandboxUnavailable on an architecture without a filter
     return bwrap, setpriv, cgroups.hierarchy()
 
 
 def check_available() -> None:
     """Raise SandboxUnavailable, with one line saying what is missing, unless boxes can
-    run here: bubblewrap, setpriv and writable cgroup controllers (memory, pids, cpu,
-    cpuacct on v1, cpuset)."""
+    run here: bubblewrap, setpriv, a seccomp filter for this architecture (x86_64,
+    aarch64) and writable cgroup controllers (memory, pids, cpu, cpuacct on v1,
+    cpuset)."""
     _machine()
 
 
@@ -177,14 +180,16 @@ class Box:
     async def __aexit__(self, *exc: object) -> None:
         await self.kill()
 
-    def command(self, argv: Sequence[str], env_fd: int) -> list[str]:
+    def command(self, argv: Sequence[str], env_fd: int, seccomp_fd: int) -> list[str]:
         """The full command line that runs ``argv`` in this box (after :meth:`prepare`),
         with the environment that the open file descriptor ``env_fd`` holds
-        (:func:`~harness.sandbox.mounts.env_args`)."""
+        (:func:`~harness.sandbox.mounts.env_args`) and the seccomp filter that
+        ``seccomp_fd`` holds (:func:`~harness.sandbox.seccomp.program`)."""
         bwrap, setpriv, _ = _machine()
         assert self.group is not None, "prepare() first"
         inner = mounts.bwrap_args(files=self.files, tmp_mib=self.limits.tmp_mib,
-                                  env_fd=env_fd, socket_dir=self.socket_dir,
+                                  env_fd=env_fd, seccomp_fd=seccomp_fd,
+                                  socket_dir=self.socket_dir,
                                   writable=self.writable, outputs=self.outputs,
                                   runtimes=self.runtimes, sdk=sdk_package(), bwrap=bwrap,
                                   setpriv=setpriv)
@@ -215,21 +220,21 @@ class Box:
             raise SandboxError(f"box {self.name} already started")
         self.prepare()
         # The environment (the bot's token in it) goes to bubblewrap through a file of
-        # its own, never on a command line that every user of the machine may read.
-        env_fd = os.memfd_create("box-environment", 0)
-        try:
-            os.write(env_fd, mounts.env_args(env))
-            os.lseek(env_fd, 0, os.SEEK_SET)
-            self.process = await asyncio.create_subprocess_exec(
-                *self.command(argv, env_fd), env={"PATH": "/usr/bin:/bin"},
-                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT, start_new_session=True,
-                pass_fds=(env_fd,))
-        except OSError as e:
-            await self.kill()
-            raise SandboxError(f"box {self.name}: cannot start: {e}") from e
-        finally:
-            os.close(env_fd)
+        # its own, never on a command line that every user of the machine may read; the
+        # seccomp filter through another. Bubblewrap reads and closes both: the box gets
+        # neither.
+        with contextlib.ExitStack() as files:
+            try:
+                env_fd = _memfd("box-environment", mounts.env_args(env), files)
+                seccomp_fd = _memfd("box-seccomp", seccomp.program(), files)
+                self.process = await asyncio.create_subprocess_exec(
+                    *self.command(argv, env_fd, seccomp_fd), env={"PATH": "/usr/bin:/bin"},
+                    stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+                    pass_fds=(env_fd, seccomp_fd))
+            except OSError as e:
+                await self.kill()
+                raise SandboxError(f"box {self.name}: cannot start: {e}") from e
         if log is not None:
             assert self.process.stdout is not None
             self._pump = asyncio.ensure_future(_copy(self.process.stdout, log))
@@ -280,6 +285,18 @@ class Box:
             self._pump = None
         if group is not None:
             await asyncio.to_thread(group.remove)
+
+
+def _memfd(name: str, data: bytes, files: contextlib.ExitStack) -> int:
+    """A file descriptor of a new in-memory file holding ``data``, at its start, closed
+    when ``files`` closes."""
+    fd = os.memfd_create(name, 0)
+    files.callback(os.close, fd)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 async def _copy(stream: asyncio.StreamReader, log: LogSink) -> None:

@@ -19,7 +19,9 @@ It runs in new PID, IPC, UTS, cgroup and network namespaces (the network namespa
 only a loopback device that nothing listens on: no network at all), in a new session (so
 it cannot push keystrokes into the referee's terminal), with an environment that holds
 only :data:`BASE_ENV` and what the caller adds, as user and group ``nobody`` (65534)
-with no capabilities and ``no_new_privs``. It dies with the referee.
+with no capabilities and ``no_new_privs``, under a seccomp filter that refuses the
+kernel's keyrings and every system call of another ABI (:mod:`harness.sandbox.seccomp`).
+It dies with the referee.
 """
 
 from __future__ import annotations
@@ -96,10 +98,11 @@ def env_args(env: Mapping[str, str] | None = None) -> bytes:
     return b"".join(arg.encode() + b"\0" for arg in args)
 
 
-def bwrap_args(*, files: Path, tmp_mib: int, env_fd: int, socket_dir: Path | None = None,
-               writable: Path | None = None, outputs: Path | None = None,
-               runtimes: Sequence[Path] = (), sdk: Path | None = None, cwd: str = BOT_DIR,
-               bwrap: str = "bwrap", setpriv: str = "/usr/bin/setpriv") -> list[str]:
+def bwrap_args(*, files: Path, tmp_mib: int, env_fd: int, seccomp_fd: int,
+               socket_dir: Path | None = None, writable: Path | None = None,
+               outputs: Path | None = None, runtimes: Sequence[Path] = (),
+               sdk: Path | None = None, cwd: str = BOT_DIR, bwrap: str = "bwrap",
+               setpriv: str = "/usr/bin/setpriv") -> list[str]:
     """The ``bwrap ... setpriv ... --`` prefix of a boxed command (append its argv).
 
     ``files`` is bound read-only at :data:`BOT_DIR`; ``writable`` read-write at
@@ -108,7 +111,8 @@ def bwrap_args(*, files: Path, tmp_mib: int, env_fd: int, socket_dir: Path | Non
     own path; ``sdk`` (the harness package's directory) read-only at
     :data:`SDK_DIR`/harness. The environment comes from ``env_fd``, an open file
     descriptor (inherited by bubblewrap, which reads and closes it) that holds
-    :func:`env_args`.
+    :func:`env_args`; the seccomp filter from ``seccomp_fd``, another such descriptor,
+    that holds :func:`harness.sandbox.seccomp.program`.
     """
     tree = _Tree()
     args = [bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
@@ -132,7 +136,7 @@ def bwrap_args(*, files: Path, tmp_mib: int, env_fd: int, socket_dir: Path | Non
         args += tree.bind("--ro-bind", outputs, OUT_DIR)
     if socket_dir is not None:
         args += tree.bind("--ro-bind", socket_dir, SOCKET_DIR)
-    args += ["--args", str(env_fd)]
+    args += ["--args", str(env_fd), "--seccomp", str(seccomp_fd)]
     args += ["--chdir", cwd, "--", setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}",
              "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs",
              "--"]
