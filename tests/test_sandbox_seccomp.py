@@ -51,6 +51,11 @@ def read(key):
     buffer = ctypes.create_string_buffer(4096)
     result, _ = call("keyctl", {read}, key, buffer, len(buffer))
     return buffer.raw[:max(result, 0)].decode(errors="replace") if result >= 0 else None
+def readable(path):
+    try:
+        return open(path).read()
+    except OSError as e:
+        return e.errno
 def report(**found):
     print(json.dumps(found), flush=True)
 """
@@ -144,10 +149,14 @@ found = call("keyctl", {KEYCTL_SEARCH}, {KEY_SPEC_SESSION_KEYRING}, b"user",
              {description!r}.encode(), 0)
 report(session=call("keyctl", {KEYCTL_GET_KEYRING_ID}, {KEY_SPEC_SESSION_KEYRING}, 0),
        found=found, payload=read(found[0]) if found[0] > 0 else None,
-       listed=read({KEY_SPEC_SESSION_KEYRING}))
+       listed=read({KEY_SPEC_SESSION_KEYRING}),
+       proc_keys=readable("/proc/keys"), key_users=readable("/proc/key-users"))
 """))
+    # /proc/keys lists the keys a process may view, names included, without a keyring
+    # call: a box cannot read it (a device it may not open is bound over it).
     assert found == {"session": [-1, errno.EPERM], "found": [-1, errno.EPERM],
-                     "payload": None, "listed": None}
+                     "payload": None, "listed": None, "proc_keys": errno.EACCES,
+                     "key_users": errno.EACCES}
 
 
 # i386's keyctl (288) through int 0x80, which a 64-bit process may use where the kernel

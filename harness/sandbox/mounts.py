@@ -8,6 +8,7 @@ Inside a box a bot sees:
   links, the time zone), never the rest of ``/etc``;
 * the runtimes it needs read-only, each at its own path (a Python virtual environment,
   say), and the harness's Python package at :data:`SDK_DIR` (``PYTHONPATH`` points there);
+* no readable ``/proc/keys`` or ``/proc/key-users`` (the keys it could view, by name);
 * its own files read-only at :data:`BOT_DIR` (its working directory), and a build's
   output at :data:`OUT_DIR` (writable during the build, read-only when it plays);
 * a private ``/tmp`` (tmpfs, capped in size, also its ``HOME``), a minimal ``/dev``
@@ -122,6 +123,10 @@ def bwrap_args(*, files: Path, tmp_mib: int, env_fd: int, seccomp_fd: int,
     for path in ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc"):
         tree.made.add(path)
     args += ["--proc", "/proc", "--dev", "/dev"]
+    # The kernel lists the keys a process may view in /proc/keys, beyond the keyring
+    # calls that the seccomp filter refuses: the names of the referee's session keys.
+    args += ["--ro-bind", "/dev/null", "/proc/keys", "--ro-bind", "/dev/null",
+             "/proc/key-users"]
     tree.made.update({"/proc", "/dev"})
     args += ["--perms", "1777", "--size", str(tmp_mib << 20), "--tmpfs", "/tmp"]
     tree.made.add("/tmp")
