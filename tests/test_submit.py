@@ -8,6 +8,7 @@ tests/test_hosted_play.py for that)."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -36,7 +37,10 @@ from submit_support import (
 )
 
 from harness.errors import UploadLimit
-from harness.hosting.files import BundleFiles
+from harness.hosting import build as hosting_build
+from harness.hosting.build import BUILD_LIMITS, BuildPolicy
+from harness.hosting.bundle import Manifest
+from harness.hosting.files import BundleFiles, Hosted
 from harness.protocol import ladder as lp
 
 CAP_MIB = 2
@@ -443,3 +447,25 @@ def test_the_disk_must_hold_the_bundle_what_it_may_unpack_to_and_the_reserve(
     files.receive("tar.gz", 300, "a" * 64).discard()  # exactly enough
     with pytest.raises(UploadLimit, match="low on disk"):
         files.receive("tar.gz", 301, "a" * 64)
+
+
+def test_a_build_that_would_leave_less_free_disk_than_the_reserve_fails_before_it_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A build writes up to its output cap (1 GiB) to the disk the results share: it runs
+    # only if the disk then still has the reserve, else it fails with the reason and
+    # no box is started.
+    files = BundleFiles(tmp_path / "uploads", disk_reserve=5000)
+    out = BUILD_LIMITS.out_mib << 20
+    real = shutil.disk_usage
+    monkeypatch.setattr(shutil, "disk_usage",
+                        lambda path: real(path)._replace(free=out + 4999))
+    boxes: list[object] = []
+    monkeypatch.setattr(hosting_build, "run_build",
+                        lambda *args, **kwargs: boxes.append(args))
+    hosted = Hosted("big@1", "a" * 64, ".", Manifest("native", ("bot",), ("make",)),
+                    "building", "")
+    state, detail = asyncio.run(hosting_build.build(files, hosted, BuildPolicy()))
+    assert (state, boxes) == ("build failed", [])
+    assert detail.startswith("this referee was low on disk: "), detail
+    assert "must leave 0.0 MiB for results after the most its output may take " \
+           "(1,024.0 MiB)" in detail

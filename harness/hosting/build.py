@@ -19,6 +19,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.errors import UploadLimit
 from harness.hosting.files import BUILD_FAILED, READY, BundleFiles, Hosted
 from harness.referee.botlog import CappedLog
 from harness.referee.process import BotCommand
@@ -50,6 +51,10 @@ async def build(files: BundleFiles, hosted: Hosted, policy: BuildPolicy) -> tupl
     folder = files.tmp / f"build-{secrets.token_hex(8)}"
     source = files.files(hosted)
     try:
+        try:
+            files.check_build_room(policy.build_limits.out_mib << 20)
+        except UploadLimit as e:
+            return BUILD_FAILED, str(e)
         folder.mkdir(parents=True)
         outcome = await run_build(source, hosted.manifest.build_argv(), policy.build_limits,
                                   CappedLog(folder / "build.log"), policy.build_seconds,

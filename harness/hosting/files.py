@@ -193,6 +193,17 @@ class BundleFiles:
                               f"after its bundle ({_mib(size)}) and the most it may unpack "
                               f"to ({_mib(self.limits.max_bytes)}); ask the operator")
 
+    def check_build_room(self, output: int) -> None:
+        """UploadLimit unless the disk holds a build's output of at most ``output`` bytes
+        and the reserve besides (checked before the build runs)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        free = shutil.disk_usage(self.folder).free
+        if free < output + self.disk_reserve:
+            raise UploadLimit(f"this referee was low on disk: {_mib(free)} free, and a "
+                              f"build must leave {_mib(self.disk_reserve)} for results "
+                              f"after the most its output may take ({_mib(output)}); "
+                              f"submit it again later, or ask the operator")
+
     def read_log(self, name: str) -> str:
         """The end of a version's build log (empty if it has none)."""
         path = self.build_log(name)
