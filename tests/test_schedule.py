@@ -429,3 +429,24 @@ def test_sprt_rejects_cutthroat_and_decision_is_sticky() -> None:
         m.record(b, _sprt_places(b, False))
     assert m.sprt_status().decision is not SprtDecision.ACCEPT_H1
     assert m.decision is SprtDecision.ACCEPT_H1 and m.done()
+
+
+def test_strangers_bots_get_deals_of_their_own_in_each_pairing() -> None:
+    # Round k deals alike in every pairing, so that results across pairings compare;
+    # but a stranger's bot that plays several pairings of a round would meet deals it
+    # has played, and know every card it saw in them. With shared_deals off (a
+    # tournament with remote, boxed or hosted bots), each pairing of a round has a seed
+    # of its own; the tables of a duplicate group still share theirs.
+    for fmt in (RoundRobin(BOTS4, Form.TWO_HANDED, games_per_pairing=3, seed=5,
+                           shared_deals=False),
+                Gauntlet(["candidate"], BOTS4, Form.TWO_HANDED, games_per_pairing=3, seed=5,
+                         shared_deals=False)):
+        games = list(fmt.games())
+        seeds = {g.group: {x.seed for x in games if x.group == g.group} for g in games}
+        assert all(len(s) == 1 for s in seeds.values())  # one per duplicate group
+        assert len({s for group in seeds.values() for s in group}) == len(seeds)
+    shared = list(RoundRobin(BOTS4, Form.TWO_HANDED, games_per_pairing=3, seed=5).games())
+    rounds = defaultdict(set)
+    for g in shared:
+        rounds[g.group.split("/")[1]].add(g.seed)
+    assert all(len(s) == 1 for s in rounds.values()) and len(rounds) == 3

@@ -518,3 +518,23 @@ def test_a_configuration_kept_by_the_referee_holds_token_hashes_that_admit_the_s
         hash_tokens('name = "r"\n[[bot]]\nname = "a"\ntokens = ["se\\u0061t"]\n')
     with pytest.raises(ConfigError, match="no other value of the file equal a token"):
         hash_tokens('name = "r"\n[[bot]]\nname = "alice"\ntokens = ["alice"]\n')
+
+
+@pytest.mark.parametrize(("extra", "shared"), [
+    ("", True),
+    ('\n[[bot]]\nname = "stranger"\ntokens = ["tok-aaaaaaaaaaaaaaaa"]\n', False),
+    ('\n[[bot]]\nname = "boxed"\ncommand = "{python} bot.py"\ncwd = "BOX"\nsandbox = true\n',
+     False),
+])
+def test_a_tournament_with_strangers_bots_deals_each_pairing_its_own_deals(
+        tmp_path: Path, extra: str, shared: bool) -> None:
+    box = tmp_path / "box"
+    box.mkdir()
+    cfg = load_text(tmp_path, 'name = "t"\nformat = "round-robin"\ngames = 2\n'
+                    '[rules]\nform = "two-handed"\n'
+                    + "".join(f'[[bot]]\nname = "{n}"\ncommand = "{{python}} -m '
+                              f'sample_bots.random_bot"\n' for n in "abc")
+                    + extra.replace("BOX", str(box)))
+    first_round = [g for g in cfg.make_format().games() if "/0000/" in g.key]
+    assert len({g.group for g in first_round}) > 1
+    assert (len({g.seed for g in first_round}) == 1) is shared

@@ -4,7 +4,10 @@ number, so a tournament and the ladder deal alike and a stored game can be dealt
 Deal set (round) ``k`` has the seed :func:`deal_seed` ``(seed, k)``: in a tournament the
 same in every pairing (every pairing plays the same deals in round ``k``, which makes
 results across pairings directly comparable), and for every table of a duplicate group;
-without duplicate deals, every game of a pairing still has its own seed.
+without duplicate deals, every game of a pairing still has its own seed. A tournament
+with strangers' bots (remote, boxed or hosted) deals each pairing of round ``k`` its own
+set instead, ``(seed, k * pairings + p)``: a bot that plays several pairings of a round
+would otherwise meet deals it has seen, and know the cards it saw in them.
 """
 
 from __future__ import annotations

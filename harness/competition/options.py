@@ -142,7 +142,9 @@ OPTIONS: tuple[Option, ...] = (
            Path("results"), shown_default='"results"', convert=_folder,
            flag_in=("run", "sprt")),
     Option("seed", "int", "derives every deal; the same seed gives the same deals (with "
-           "remote bots, choose one and keep it private: the default is public)", 1,
+           "remote bots, choose one and keep it private: the default is public); every "
+           "pairing plays round k's deals, but with remote, boxed or hosted bots each "
+           "pairing gets its own", 1,
            stored=FORMATS, flag_in=("run", "sprt")),
     Option("concurrency", "int", "games played at once (not on a cluster: there each worker "
                                 "plays as many as it has threads)", minimum=1,

@@ -368,13 +368,18 @@ class TournamentConfig:
                 return SprtMatch(s.candidate, s.baseline, form, elo0=s.elo0, elo1=s.elo1,
                                  alpha=s.alpha, beta=s.beta, max_pairs=s.max_pairs,
                                  duplicate=self.duplicate, seed=self.seed)
+            # Strangers' bots (remote, boxed or hosted) get deals of their own in each
+            # pairing: a bot that played a round's deals in one pairing would know them
+            # (every seat's cards it saw) in the next.
+            shared = not any(b.remote or b.sandbox or b.hosted for b in self.bots)
             if self.format == "gauntlet":
                 return Gauntlet(self.candidates, self.field, form,
                                 games_per_pairing=self.games, duplicate=self.duplicate,
-                                partnerships=self.partnerships, seed=self.seed)
+                                partnerships=self.partnerships, seed=self.seed,
+                                shared_deals=shared)
             return RoundRobin(names, form, games_per_pairing=self.games,
                               duplicate=self.duplicate, partnerships=self.partnerships,
-                              seed=self.seed)
+                              seed=self.seed, shared_deals=shared)
         except ConfigError as e:
             option = _FORMAT_OPTIONS.get((self.format, e.option), e.option)
             if option == e.option:

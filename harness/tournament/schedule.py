@@ -185,7 +185,8 @@ class _FixedSchedule(TournamentFormat):
     prefix: ClassVar[str]
 
     def __init__(self, pairing_list: Sequence[tuple[str, ...]], form: Form, *,
-                 games_per_pairing: int, duplicate: bool, mixed: bool, seed: int) -> None:
+                 games_per_pairing: int, duplicate: bool, mixed: bool, seed: int,
+                 shared_deals: bool = True) -> None:
         if isinstance(games_per_pairing, bool) or not isinstance(games_per_pairing, int) \
                 or games_per_pairing < 1:
             raise ConfigError("games", f"must be a whole number of at least 1; got "
@@ -200,6 +201,7 @@ class _FixedSchedule(TournamentFormat):
         self.duplicate = duplicate
         self.mixed = mixed
         self.seed = seed
+        self.shared_deals = shared_deals
         self.tables = tables(form, duplicate)
         self._round_width = max(4, len(str(games_per_pairing - 1)))
         self._pairing_width = max(3, len(str(len(self.pairings) - 1)))
@@ -220,8 +222,12 @@ class _FixedSchedule(TournamentFormat):
         base = self.pairings[p]
         seats = rotate(base, self.tables * rnd + t)
         group = f"{self.prefix}/{rnd:0{self._round_width}d}/{p:0{self._pairing_width}d}"
+        # Round k deals alike in every pairing (results across pairings compare
+        # directly), unless strangers' bots play: one that plays several pairings of a
+        # round would see the same deals again, and remember them.
+        index = rnd if self.shared_deals else rnd * len(self.pairings) + p
         return ScheduledGame(key=table_key(group, t, self.duplicate), seats=seats,
-                             seed=deal_seed(self.seed, rnd), group=group, table=t,
+                             seed=deal_seed(self.seed, index), group=group, table=t,
                              sides=sides(self.form, seats, self.mixed))
 
     def games(self) -> Iterator[ScheduledGame]:
@@ -267,13 +273,14 @@ class RoundRobin(_FixedSchedule):
     prefix = "rr"
 
     def __init__(self, bots: Sequence[str], form: Form | str, *, games_per_pairing: int,
-                 duplicate: bool = True, partnerships: str = "same", seed: int = 1) -> None:
+                 duplicate: bool = True, partnerships: str = "same", seed: int = 1,
+                 shared_deals: bool = True) -> None:
         f = _form(form)
         mixed = check_partnerships(f, partnerships)
         self.bots = _check_bots("bots", bots)
         super().__init__(pairings(self.bots, f, partnerships=partnerships), f,
                          games_per_pairing=games_per_pairing, duplicate=duplicate,
-                         mixed=mixed, seed=seed)
+                         mixed=mixed, seed=seed, shared_deals=shared_deals)
 
 
 class Gauntlet(_FixedSchedule):
@@ -285,7 +292,7 @@ class Gauntlet(_FixedSchedule):
 
     def __init__(self, candidates: Sequence[str], field: Sequence[str], form: Form | str, *,
                  games_per_pairing: int, duplicate: bool = True, partnerships: str = "same",
-                 seed: int = 1) -> None:
+                 seed: int = 1, shared_deals: bool = True) -> None:
         f = _form(form)
         mixed = check_partnerships(f, partnerships)
         self.candidates = _check_bots("candidates", candidates)
@@ -306,7 +313,8 @@ class Gauntlet(_FixedSchedule):
             found.extend(p for p in pairings([c, *self.field], f, partnerships=partnerships)
                          if c in p)
         super().__init__(found, f, games_per_pairing=games_per_pairing,
-                         duplicate=duplicate, mixed=mixed, seed=seed)
+                         duplicate=duplicate, mixed=mixed, seed=seed,
+                         shared_deals=shared_deals)
 
 
 class SprtMatch(TournamentFormat):
