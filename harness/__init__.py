@@ -9,11 +9,26 @@ from pathlib import Path
 __version__ = "0.1.0"
 
 
-def importable_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """``base`` (this process's environment by default) with ``PYTHONPATH`` starting at
-    the folder this package is imported from: what a child process started as
-    ``python -m harness...`` needs to import this same checkout."""
+SECRET_ENV = ("EUCHRE_OPERATOR_TOKEN",)
+"""Variables of the referee's environment that no process it starts is given (a bot,
+a Dask worker): the operator's token would give a bot every operator call."""
+
+
+def child_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (this process's environment by default) without :data:`SECRET_ENV`:
+    what the referee hands on to a process it starts."""
     env = dict(os.environ if base is None else base)
+    for name in SECRET_ENV:
+        env.pop(name, None)
+    return env
+
+
+def importable_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (this process's environment by default, without :data:`SECRET_ENV`)
+    with ``PYTHONPATH`` starting at the folder this package is imported from: what a
+    child process started as ``python -m harness...`` needs to import this same
+    checkout."""
+    env = child_env(base)
     root = str(Path(__file__).resolve().parent.parent)
     path = env.get("PYTHONPATH")
     env["PYTHONPATH"] = root if not path else f"{root}{os.pathsep}{path}"

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from ports import unused_port
 
+import harness
 from harness.referee.arena import Arena
 from harness.referee.outcome import FaultKind, Termination
 from harness.referee.pool import Entrant
@@ -177,3 +178,31 @@ def test_a_bot_given_its_token_on_the_command_line_never_has_it_in_its_log(
     logs = "".join(p.read_text() for p in tmp_path.glob("*.log"))
     assert "--token '{token}'" in logs  # shell-quoted as the log shows it
     assert not any(t in logs for t in tokens.splitlines())
+
+
+def test_a_local_bot_never_gets_the_operators_token_from_the_referees_environment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The operator's token in the referee's environment (as the docs suggest, rather than
+    # a flag) would give every bot it starts every operator call.
+    secret = "operator-" + os.urandom(16).hex()
+    monkeypatch.setenv("EUCHRE_OPERATOR_TOKEN", secret)
+    shows = (sys.executable, "-c",
+             "import os, runpy, sys; print('operator token:', "
+             "os.environ.get('EUCHRE_OPERATOR_TOKEN'), flush=True); "
+             "sys.argv = ['random_bot']; runpy.run_module('sample_bots.random_bot', "
+             "run_name='__main__')")
+
+    async def go() -> Termination:
+        async with Arena(log_dir=tmp_path) as arena:
+            arena.add(Entrant("a", BotCommand(shows, cwd=str(ROOT))), 1)
+            arena.add(Entrant("b", BotCommand(RANDOM, cwd=str(ROOT))), 1)
+            result = await arena.play("g1", RulesConfig(form=Form.TWO_HANDED, target=1), 3,
+                                      ["a", "b"])
+            return result.termination
+
+    assert asyncio.run(go()) is Termination.NORMAL
+    logs = "".join(p.read_text() for p in tmp_path.glob("*.log"))
+    assert "operator token: None" in logs
+    assert secret not in logs
+    # Nor does a Dask worker the harness starts (its bots inherit its environment).
+    assert "EUCHRE_OPERATOR_TOKEN" not in harness.importable_env()

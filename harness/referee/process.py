@@ -36,6 +36,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from harness import child_env
 from harness.errors import BotStartupError, HarnessError
 from harness.referee.botlog import DEFAULT_LOG_LIMIT, START_MARK, CappedLog
 from harness.sandbox.box import BoxLimits
@@ -110,10 +111,11 @@ class BotProcess:
 
     async def _spawn(self, argv: list[str], env: dict[str, str]) -> asyncio.subprocess.Process:
         """Start the process (output on its stdout pipe): here with the referee's
-        environment plus ``env``; a boxed bot overrides this."""
+        environment (less its secrets: :func:`harness.child_env`) plus ``env``; a boxed
+        bot overrides this."""
         return await asyncio.create_subprocess_exec(
             *_wrapped(argv, self.command.cpu_seconds, self.command.memory_mb),
-            cwd=self.command.cwd, env={**os.environ, **env}, stdin=asyncio.subprocess.DEVNULL,
+            cwd=self.command.cwd, env={**child_env(), **env}, stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )
