@@ -28,6 +28,7 @@ from harness.cli import build_parser
 from harness.cli._tournament import overrides
 from harness.cluster import client as cluster_client
 from harness.cluster.client import ClusterPlayer
+from harness.cluster.local import LOOPBACK, LocalWorkers
 from harness.cluster.worker import GameOrder
 from harness.errors import ClusterError, ClusterLost, ConfigError, StartupFailuresError
 from harness.results.sprt import SprtDecision
@@ -320,3 +321,26 @@ def test_the_cluster_counts_every_workers_threads_after_its_information_is_refre
             return first, player.slots()
 
     assert asyncio.run(slots()) == (2, 2)
+
+
+def test_a_local_cluster_listens_on_loopback_only(tmp_path: Path) -> None:
+    # Dask checks no one who connects, and whoever reaches a worker can run code in it:
+    # a local cluster's scheduler, workers, nannies and their HTTP routes listen on
+    # 127.0.0.1, never on every interface (Dask's default for a worker).
+    async def main() -> set[str]:
+        workers = LocalWorkers(1, tmp_path / "dask-workers.log")
+        address = await workers.start()
+        try:
+            async with Client(address, asynchronous=True) as client:
+                await workers.until_up(client)
+            assert workers.process is not None
+            top = psutil.Process(workers.process.pid)
+            listening = {conn.laddr.ip for p in [top, *top.children(recursive=True)]
+                         for conn in p.net_connections("inet")
+                         if conn.status == psutil.CONN_LISTEN}
+            return listening | {address.split("://", 1)[1].rsplit(":", 1)[0]}
+        finally:
+            await workers.close()
+
+    hosts = asyncio.run(asyncio.wait_for(main(), 240))
+    assert len(hosts) >= 1 and hosts <= {LOOPBACK}, hosts

@@ -25,7 +25,7 @@ from typing import IO, Any
 import harness
 from harness.errors import ClusterError
 
-__all__ = ["DEATH_TIMEOUT", "START_TIMEOUT", "STOP_TIMEOUT", "LocalWorkers"]
+__all__ = ["DEATH_TIMEOUT", "LOOPBACK", "START_TIMEOUT", "STOP_TIMEOUT", "LocalWorkers"]
 
 DEATH_TIMEOUT = 30
 """Seconds a worker waits for a scheduler it lost before it closes itself."""
@@ -34,6 +34,11 @@ START_TIMEOUT = 180.0
 """Seconds the workers may take to start: on a loaded machine, a few Python processes
 importing Dask can take tens of seconds; a worker command that dies is noticed at
 once."""
+
+LOOPBACK = "127.0.0.1"
+"""Where the scheduler and the workers listen: this machine only. Dask checks no one
+who connects (whoever reaches the scheduler or a worker can run code in it), so other
+users of the machine can; see docs/cluster.md."""
 
 STOP_TIMEOUT = 5.0
 """Seconds the workers get to close in order (their arenas and bots included) before
@@ -55,9 +60,9 @@ class LocalWorkers:
         import distributed
 
         # Any free port for the scheduler's own HTTP routes, on loopback: no dashboard.
-        self.scheduler = await distributed.Scheduler(host="127.0.0.1", port=0,
+        self.scheduler = await distributed.Scheduler(host=LOOPBACK, port=0,
                                                      dashboard=False,
-                                                     dashboard_address="127.0.0.1:0")
+                                                     dashboard_address=f"{LOOPBACK}:0")
         address = str(self.scheduler.address)
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with self.log.open("ab") as out:
@@ -123,6 +128,9 @@ async def _spawn(address: str, count: int, out: IO[bytes]) -> asyncio.subprocess
     return await asyncio.create_subprocess_exec(
         sys.executable, "-m", "distributed.cli.dask_worker", address,
         "--nworkers", str(count), "--nthreads", "1", "--no-dashboard",
+        # On loopback only, the worker, its nanny and their HTTP routes alike (Dask's
+        # default is every interface): whoever reaches a worker can run code in it.
+        "--host", LOOPBACK, "--dashboard-address", f"{LOOPBACK}:0",
         "--death-timeout", str(DEATH_TIMEOUT),
         stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out, env=env,
         start_new_session=True)
