@@ -126,6 +126,21 @@ def test_no_agent_observes_more_than_a_player_at_the_table(case: dict[str, Any])
     assert total > 500  # the audit saw the cards
 
 
+def test_no_agents_info_holds_the_deal_seed() -> None:
+    # The game's seed deals every seat's cards: given in an agent's info (which last()
+    # returns with the observation), it would tell the agent every hand. It is the
+    # experimenter's, on the environment.
+    env = euchre_v0.env()
+    env.reset(seed=11)
+    seen = []
+    for agent in env.agent_iter(max_iter=60):
+        _, _, terminated, truncated, info = env.last()
+        seen.append(dict(info))
+        env.step(None if terminated or truncated
+                 else int(np.flatnonzero(env.observe(agent)["action_mask"])[0]))
+    assert env.game_seed and all(info == {} for info in seen), seen[:3]
+
+
 def test_the_audit_reports_a_leaked_card(monkeypatch: pytest.MonkeyPatch) -> None:
     real = encoding.encode
 

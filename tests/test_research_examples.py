@@ -47,7 +47,7 @@ def env_actions(form: str, seed: int) -> tuple[int, list[list[list[Any]]]]:
     recorded actions."""
     env = euchre_v0.env(form=form, target=3)
     env.reset(seed=seed)
-    game_seed = env.infos[env.agent_selection]["game_seed"]
+    game_seed = env.game_seed
     for _agent in env.agent_iter():
         obs, _, term, trunc, _ = env.last()
         env.step(None if term or trunc else policy(obs))

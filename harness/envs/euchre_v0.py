@@ -23,7 +23,8 @@ Rewards (``reward=``): ``"hand"`` (default) gives, at the end of each hand, the 
 agent's side scored minus the mean of the other sides' points; ``"game"`` gives, at the
 end of the game, 1 to the winning side and ``-1 / (sides - 1)`` to the others. Both are
 zero-sum. ``reset(seed=S)`` makes the deals (and so the whole episode, for the same
-actions) reproducible; the game's own seed is in ``info["game_seed"]``.
+actions) reproducible; the game's own seed is ``env.game_seed`` (for the experimenter:
+it deals every seat's cards, so it is never in an agent's ``info``).
 """
 
 from __future__ import annotations
@@ -113,6 +114,7 @@ class EuchreEnv(AECEnv):  # type: ignore[misc]
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._rng = random.Random()
         self.game: Game | None = None
+        self.game_seed = 0  # the seed of the game in play (the experimenter's, not an agent's)
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
@@ -131,8 +133,10 @@ class EuchreEnv(AECEnv):  # type: ignore[misc]
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos: dict[str, dict[str, Any]] = {a: {"game_seed": game_seed}
-                                                 for a in self.agents}
+        # The seed deals every hand of the game: the experimenter's (``env.game_seed``),
+        # never in an agent's ``info``, which ``last()`` hands to the agent.
+        self.game_seed = game_seed
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self._select()
 
     def _select(self) -> None:
