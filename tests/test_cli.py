@@ -278,16 +278,27 @@ def test_an_ambiguous_replay_lists_the_full_references_and_they_work(tmp_path: P
         assert replay.returncode == 0, replay.stderr
 
 
-def test_listening_beyond_this_machine_without_tls_or_an_operator_token_is_noted(
+def test_a_referee_without_an_operator_token_or_tls_or_with_the_token_in_a_flag_says_so(
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("EUCHRE_OPERATOR_TOKEN", raising=False)
     args = argparse.Namespace(host="0.0.0.0", operator_token=None)
     assert operator_token(args, None) is None
     err = capsys.readouterr().err
     assert "no operator token" in err and "without TLS" in err
+    assert "and no one else" in err  # operator calls from elsewhere are refused
+    # A flag is in the process list, where every user of the machine reads it.
     args = argparse.Namespace(host="0.0.0.0", operator_token="s3cret")
     assert operator_token(args, ServerTLS(b"chain", b"key")) == "s3cret"
-    assert capsys.readouterr().err == ""
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("note: --operator-token shows the token to every user")
+    monkeypatch.setenv("EUCHRE_OPERATOR_TOKEN", "s3cret")
+    args = argparse.Namespace(host="0.0.0.0", operator_token=None)
+    assert operator_token(args, ServerTLS(b"chain", b"key")) == "s3cret"
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("note: EUCHRE_OPERATOR_TOKEN is set")
+    # Without a token, every user and process of this machine is an operator.
+    monkeypatch.delenv("EUCHRE_OPERATOR_TOKEN")
     assert operator_token(argparse.Namespace(host="127.0.0.1", operator_token=None),
                           None) is None
-    assert capsys.readouterr().err == ""  # on this machine only: nothing to say
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "every user and process of this machine may make operator calls" in line

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from serve_support import config, ctl, serve
 
+from harness.cli.ctl import _on_this_machine
+
 TOKEN = "ctl-test-token-7f3a9c"
 
 
@@ -110,3 +112,18 @@ def test_ctl_status_shows_the_anchor_at_its_rating_and_a_sweep_above_it(
     assert bound >= 0
     report = (tmp_path / "out" / "big" / "report.md").read_text()
     assert f"all games won: above {bound:+d}" in report and "+0 (anchor)" in report
+
+
+def test_ctl_says_so_before_it_sends_a_token_off_this_machine_without_tls() -> None:
+    # The token would cross the network in clear, for anyone on the way to read. The
+    # address is one no machine has (TEST-NET-1): the call fails after the note.
+    far = ctl("192.0.2.1:50051", "--timeout", "1", "list",
+              env={"EUCHRE_OPERATOR_TOKEN": TOKEN})
+    assert far.returncode == 2
+    assert far.stderr.startswith("note: sending a token to 192.0.2.1:50051 without TLS")
+    assert TOKEN not in far.stdout + far.stderr
+    for here in ("127.0.0.1:50051", "localhost:50051", "[::1]:50051", "unix:/tmp/x.sock"):
+        assert _on_this_machine(here), here
+    for there in ("192.0.2.1:50051", "example.org:443", "dns:///example.org:443",
+                  "[2001:db8::1]:1"):
+        assert not _on_this_machine(there), there

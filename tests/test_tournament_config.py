@@ -505,10 +505,12 @@ def test_remote_bots_with_the_default_seed_are_told_the_deals_are_public(
 
 def test_a_configuration_kept_by_the_referee_holds_token_hashes_that_admit_the_same_bots(
         ) -> None:
-    text = ('name = "r"\n[[bot]]\nname = "a"\ntokens = ["seat-one", \'seat-two\']\n'
+    text = ('name = "r"\n[[bot]]\nname = "a"\ntokens = ["seat-one", \'seat-two\']  '
+            '# seat-two is alice\'s\n# bob plays with seat-one\n'
             '[[bot]]\nname = "b"\ncommand = "x"\n')
     kept = hash_tokens(text)
-    assert "seat-one" not in kept and "seat-two" not in kept
+    assert "seat-one" not in kept and "seat-two" not in kept  # in comments too
+    assert "# bob plays with sha256:" in kept
     registry = SlotRegistry()
     for i, token in enumerate(tomllib.loads(kept)["bot"][0]["tokens"]):
         registry.add("a", i, token, remote=True)
@@ -516,7 +518,7 @@ def test_a_configuration_kept_by_the_referee_holds_token_hashes_that_admit_the_s
     assert registry.lookup(hashed_token("seat-two")) is None  # the hash is no token
     with pytest.raises(ConfigError, match="plain quoted string"):
         hash_tokens('name = "r"\n[[bot]]\nname = "a"\ntokens = ["se\\u0061t"]\n')
-    with pytest.raises(ConfigError, match="no other value of the file equal a token"):
+    with pytest.raises(ConfigError, match="no other value of the file hold a token"):
         hash_tokens('name = "r"\n[[bot]]\nname = "alice"\ntokens = ["alice"]\n')
 
 

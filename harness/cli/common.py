@@ -172,22 +172,26 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 def operator_token(args: argparse.Namespace, tls: ServerTLS | None) -> str | None:
     """The operator token of a listening command (``--operator-token`` or
     ``EUCHRE_OPERATOR_TOKEN``, which a note on stderr announces: a setting from the
-    environment is easy to forget), with a note on stderr when it listens beyond this machine
-    without one (operator calls then come from this machine only) or without TLS (then
-    the bots' and the operator's tokens cross the network in clear)."""
+    environment is easy to forget), with a note on stderr when it has none (every user
+    and process of this machine may then make operator calls, and no one else), when it
+    comes from the flag (which every user sees in the process list), and when it listens
+    beyond this machine without TLS (the bots' and the operator's tokens then cross the
+    network in clear)."""
     token: str | None = args.operator_token or os.environ.get("EUCHRE_OPERATOR_TOKEN") or None
     if token is not None and not args.operator_token:
         print("note: EUCHRE_OPERATOR_TOKEN is set: operator calls (euchre-harness ctl) must "
               "present that token, from this machine too", file=sys.stderr)
-    if args.host not in LOOPBACK:
-        if token is None:
-            print("note: no operator token; operator calls are accepted from this machine "
-                  "only (set --operator-token or EUCHRE_OPERATOR_TOKEN to allow others)",
-                  file=sys.stderr)
-        if tls is None:
-            print(f"note: listening on {args.host} without TLS: bots' and operators' tokens "
-                  "cross the network in clear (give --tls-cert and --tls-key)",
-                  file=sys.stderr)
+    if args.operator_token:
+        print("note: --operator-token shows the token to every user of this machine (in "
+              "its list of processes); EUCHRE_OPERATOR_TOKEN does not", file=sys.stderr)
+    if token is None:
+        print("note: no operator token: every user and process of this machine may make "
+              "operator calls (start tournaments that run any command, register or retire "
+              "bots)" + ("" if args.host in LOOPBACK else ", and no one else")
+              + "; set EUCHRE_OPERATOR_TOKEN on a machine you share", file=sys.stderr)
+    if args.host not in LOOPBACK and tls is None:
+        print(f"note: listening on {args.host} without TLS: bots' and operators' tokens "
+              "cross the network in clear (give --tls-cert and --tls-key)", file=sys.stderr)
     return token
 
 

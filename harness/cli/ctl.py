@@ -151,9 +151,23 @@ def _explain(error: grpc.aio.AioRpcError, address: str, timeout: float,
     return f"{code.name.lower()}: {detail or 'no detail'}"
 
 
+def _on_this_machine(address: str) -> bool:
+    """Whether a gRPC target (``HOST:PORT``, ``[V6]:PORT``, ``dns:///HOST:PORT``,
+    ``unix:PATH``) names this machine."""
+    target = address.split("///", 1)[-1]
+    if target.startswith(("unix:", "unix-abstract:")):
+        return True
+    host = target.rsplit(":", 1)[0].strip("[]") if ":" in target else target
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
 async def _run(args: argparse.Namespace) -> int:
     address = _address(args)
     ca = ca_file(args.tls_ca)
+    if ca is None and not _on_this_machine(address) and (
+            _metadata(args) or os.environ.get("EUCHRE_BOT_TOKEN")):
+        print(f"note: sending a token to {address} without TLS: anyone on the way can read "
+              f"it (give --tls-ca with the referee's certificate)", file=sys.stderr)
     try:
         async with dial(address, ca) as channel:
             ladder = "ladder-watch" if args.ctl_command == "watch" and not args.id \

@@ -640,8 +640,8 @@ def hash_tokens(text: str) -> str:
     """A configuration file's text with every remote bot's token replaced by its
     ``sha256:HEX`` form (:func:`~harness.referee.session.hashed_token`), which admits the
     same bot: what a referee keeps of a configuration it was sent holds no token in
-    clear. Nothing else changes; ConfigError if that cannot be done (a token not written
-    as a plain quoted string, or equal to another value of the file)."""
+    clear, comments included. Nothing else changes; ConfigError if that cannot be done (a
+    token not written as a plain quoted string, or part of another value of the file)."""
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -656,11 +656,15 @@ def hash_tokens(text: str) -> str:
     for token in sorted(clear, key=len, reverse=True):
         for quote in ('"', "'"):
             out = out.replace(f"{quote}{token}{quote}", f'"{hashed_token(token)}"')
+    for token in sorted(clear, key=len, reverse=True):
+        # Anywhere else (a comment: "# alice's seat: TOKEN"), hashed too; the check
+        # below refuses the file if that changed a value.
+        out = out.replace(token, hashed_token(token))
     if tomllib.loads(out) != document:
         raise ConfigError("bot.tokens", "cannot keep this configuration with its tokens "
                                         "hashed: write each token as a plain quoted string "
                                         "(\"...\"), and let no other value of the file "
-                                        "equal a token")
+                                        "hold a token")
     return out
 
 
