@@ -30,6 +30,7 @@ from harness.results.elo import Ratings
 from harness.rules.config import Form, RulesConfig
 from harness.sdk import play_session
 from harness.storage.ladder import LadderStore
+from harness.storage.results import ResultsStore
 from harness.tournament.config import load_config
 from sample_bots.random_bot import RandomBot
 
@@ -335,3 +336,39 @@ def test_the_runtime_counts_a_bots_sets_in_deal_sets_in_cutthroat(tmp_path: Path
     for name, counted in seen.items():
         stored = sum(1 for s in sets if name in s.base)
         assert stored >= 2 and stored <= counted <= stored + 1, (name, counted, sets)
+
+
+def test_a_bot_benched_in_the_middle_of_a_set_plays_the_rest_of_it(tmp_path: Path) -> None:
+    # A bench keeps a bot out of new sets; the set in play goes on. Were it cut short, a
+    # bot could fault on purpose elsewhere, once it has won a set's first table, to be
+    # benched before the mirror table that gives its opponent the good cards.
+    faulty = Entrant("faulty", BotCommand((sys.executable, "-m", "sample_bots.faulty_bot",
+                                           "--mode", "illegal"), cwd=str(REPO)))
+    settings = dataclasses.replace(
+        _settings(tmp_path), house=((HOUSE, 2), (faulty, 2)),
+        quarantine=QuarantinePolicy(bench_faults=1, bench_window=3, bench_seconds=3600.0))
+
+    async def scenario() -> list[StoredSet]:
+        stop = asyncio.Event()
+        runtime = LadderRuntime(settings, stop=stop)
+        ladder = asyncio.ensure_future(runtime.run())
+
+        def first_set_over() -> bool:
+            mine = [s for s in runtime.sets.sets() if "faulty" in s.base]
+            return bool(mine) and mine[0].status is not SetStatus.IN_PROGRESS
+
+        await wait_until(lambda: runtime.quarantine.benched("faulty") is not None)
+        await wait_until(first_set_over)
+        stop.set()
+        await asyncio.wait_for(ladder, 60.0)
+        sets = runtime.sets.sets()
+        runtime.close()
+        return sets
+
+    sets = asyncio.run(scenario())
+    first = next(s for s in sets if "faulty" in s.base)
+    assert (first.status, first.reason) == (SetStatus.COMPLETE, None), first
+    with ResultsStore(settings.store) as results:
+        tables = [g for g in results.games() if g.game_key.startswith(first.key)]
+    assert len(tables) == 2  # its first table benched it; it played the second
+    assert all(f.bot == "faulty" for g in tables for f in g.faults)

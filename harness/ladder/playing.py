@@ -109,13 +109,11 @@ class SetPlayer:
     async def _table(self, deal_set: DealSet, game: ScheduledGame, progress: SetProgress,
                      on_cluster: bool) -> GameResult | None:
         """The result of one table of the set, or None (the set is cut short) when the
-        ladder stops, a bot of the set is benched, or the game was cut off."""
+        ladder stops or the game was cut off. A bot benched meanwhile plays on: a bench
+        keeps it out of new sets only (cut short, a set would let a bot that faults on
+        purpose elsewhere skip the mirror table of one it leads)."""
         if self.stop.is_set():
             progress.cut_short("the ladder stopped")
-            return None
-        benched = [b for b in deal_set.bots if self.recorder.quarantine.benched(b) is not None]
-        if benched:
-            progress.cut_short(f"{', '.join(benched)} benched")
             return None
         self.seats.sync(self.arena, only=deal_set.bots)
         left = [] if on_cluster else self.seats.left(self.arena, deal_set)
