@@ -21,6 +21,7 @@ from cluster_support import start_cluster, stop
 from configs import RANDOM, bot, toml_config
 from distributed import Client, LocalCluster
 from distributed.comm.core import CommClosedError
+from distributed.security import Security
 from ports import unused_port
 from waiting import wait_for, wait_until
 
@@ -331,7 +332,7 @@ def test_a_local_cluster_listens_on_loopback_only(tmp_path: Path) -> None:
         workers = LocalWorkers(1, tmp_path / "dask-workers.log")
         address = await workers.start()
         try:
-            async with Client(address, asynchronous=True) as client:
+            async with Client(address, asynchronous=True, security=workers.security) as client:
                 await workers.until_up(client)
             assert workers.process is not None
             top = psutil.Process(workers.process.pid)
@@ -344,3 +345,37 @@ def test_a_local_cluster_listens_on_loopback_only(tmp_path: Path) -> None:
 
     hosts = asyncio.run(asyncio.wait_for(main(), 240))
     assert len(hosts) >= 1 and hosts <= {LOOPBACK}, hosts
+
+
+def test_a_local_cluster_takes_no_connection_without_its_certificate(tmp_path: Path) -> None:
+    # Loopback is reached by every user of the machine: the scheduler and the workers
+    # also speak TLS with a certificate made for this cluster, in files only root reads,
+    # so that another user cannot send them code to run.
+    async def main() -> tuple[str, list[str]]:
+        workers = LocalWorkers(1, tmp_path / "dask-workers.log")
+        address = await workers.start()
+        refused = []
+        try:
+            async with Client(address, asynchronous=True, security=workers.security) as ok:
+                await workers.until_up(ok)  # the harness's own client gets in
+                worker = next(iter(ok.scheduler_info()["workers"]))
+            # Another certificate (a user who made their own), or none (plain TCP).
+            other = Security.temporary()
+            for target, security in ((address, other), (worker, other),
+                                     (address.replace("tls://", "tcp://"), None)):
+                try:
+                    async with Client(target, asynchronous=True, timeout=5,
+                                      security=security):
+                        pass
+                except (OSError, TimeoutError) as e:
+                    refused.append(type(e).__name__)
+            assert workers._keys is not None
+            modes = {p.stat().st_mode & 0o777 for p in workers._keys.iterdir()}
+            assert workers._keys.stat().st_mode & 0o777 == 0o700 and modes == {0o600}
+            return address, refused
+        finally:
+            await workers.close()
+
+    address, refused = asyncio.run(asyncio.wait_for(main(), 240))
+    assert address.startswith("tls://127.0.0.1:")
+    assert len(refused) == 3, refused

@@ -78,7 +78,8 @@ def games(runtime: LadderRuntime) -> list[GameRow]:
 
 
 def on_worker(row: GameRow) -> bool:
-    return str(row.record.get("worker", "")).startswith("tcp://")
+    # tls:// on a local cluster (its own certificate), tcp:// on a plain scheduler.
+    return str(row.record.get("worker", "")).startswith(("tcp://", "tls://"))
 
 
 def check_every_set_whole(sets: list[StoredSet], rows: list[GameRow],
@@ -136,7 +137,7 @@ def test_house_sets_are_played_on_the_workers_and_registered_bots_on_the_referee
     assert all(on_worker(row) for row in house_only)  # house only: a worker
     assert {"visitor", "r1", "r2"} <= rated
     # the workers' bot logs are kept per worker under the ladder's log folder
-    assert [p.name for p in (tmp_path / "logs").iterdir() if p.name.startswith("tcp_")]
+    assert [p.name for p in (tmp_path / "logs").iterdir() if p.name.startswith("tls_")]
 
 
 @pytest.fixture
@@ -313,7 +314,7 @@ def test_a_house_bot_that_cannot_start_on_a_worker_is_benched_naming_the_worker(
     assert all(row.termination.value == "forfeit" for row in rows)
     assert {s.reason for s in sets if s.status is SetStatus.CUT_SHORT} <= {
         "broken: startup_failure", "broken benched", "interrupted: the ladder stopped"}
-    assert any("house bot broken could not start on worker tcp://" in r.getMessage()
+    assert any("house bot broken could not start on worker tls://" in r.getMessage()
                for r in caplog.records)
 
 

@@ -115,6 +115,7 @@ class ClusterPlayer:
                                             Path(self.spec.log_dir) / WORKERS_LOG)
                 address = await self.cluster.start()
                 self.client = await distributed.Client(address, asynchronous=True,
+                                                       security=self.cluster.security,
                                                        timeout=CONNECT_TIMEOUT)
             from harness.cluster.plugin import ArenaPlugin
             await self.client.register_plugin(ArenaPlugin(), name=ArenaPlugin.name)

@@ -10,6 +10,10 @@ workers itself. Their output goes to a log file, not to the terminal.
 
 If this process is killed outright, the workers close by themselves once they have
 lost the scheduler for ``DEATH_TIMEOUT`` seconds.
+
+Whoever reaches a Dask scheduler or worker can run code in it: both listen on loopback
+only and speak TLS with a certificate made for the cluster when it starts, which the
+workers read from files only this user may read.
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import sys
+import tempfile
 from pathlib import Path
 from typing import IO, Any
 
@@ -36,9 +42,9 @@ importing Dask can take tens of seconds; a worker command that dies is noticed a
 once."""
 
 LOOPBACK = "127.0.0.1"
-"""Where the scheduler and the workers listen: this machine only. Dask checks no one
-who connects (whoever reaches the scheduler or a worker can run code in it), so other
-users of the machine can; see docs/cluster.md."""
+"""Where the scheduler and the workers listen: this machine only (whoever reaches the
+scheduler or a worker can run code in it; they also speak TLS with a certificate made
+for the cluster, which other users of the machine do not have)."""
 
 STOP_TIMEOUT = 5.0
 """Seconds the workers get to close in order (their arenas and bots included) before
@@ -54,19 +60,39 @@ class LocalWorkers:
         self.count = count
         self.log = log
         self.scheduler: Any = None
+        self.security: Any = None  # what a client presents: distributed.Security
         self.process: asyncio.subprocess.Process | None = None
+        self._keys: Path | None = None
 
     async def start(self) -> str:
+        """Start the scheduler and the workers; the scheduler's address (``tls://``:
+        connect with :attr:`security`)."""
         import distributed
+        from distributed.security import Security
 
+        # A certificate made for this cluster alone: the scheduler and the workers take
+        # only connections that present it, so no other user of the machine can send
+        # them code to run. The workers read it from files only root may read.
+        self.security = Security.temporary()
+        self._keys = Path(tempfile.mkdtemp(prefix="euchre-dask-"))
+        files = []
+        for name, pem in (("ca.pem", self.security.tls_ca_file),
+                          ("cert.pem", self.security.tls_worker_cert),
+                          ("key.pem", self.security.tls_worker_key)):
+            path = self._keys / name
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(descriptor, "w") as f:
+                f.write(pem)
+            files.append(path)
         # Any free port for the scheduler's own HTTP routes, on loopback: no dashboard.
-        self.scheduler = await distributed.Scheduler(host=LOOPBACK, port=0,
+        self.scheduler = await distributed.Scheduler(host=LOOPBACK, port=0, protocol="tls",
+                                                     security=self.security,
                                                      dashboard=False,
                                                      dashboard_address=f"{LOOPBACK}:0")
         address = str(self.scheduler.address)
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with self.log.open("ab") as out:
-            self.process = await _spawn(address, self.count, out)
+            self.process = await _spawn(address, self.count, out, *files)
         return address
 
     async def until_up(self, client: Any) -> None:
@@ -106,6 +132,9 @@ class LocalWorkers:
         if scheduler is not None:
             with contextlib.suppress(Exception):
                 await scheduler.close()
+        keys, self._keys = self._keys, None
+        if keys is not None:
+            shutil.rmtree(keys, ignore_errors=True)
 
 
 async def _until_closed(process: asyncio.subprocess.Process, scheduler: Any,
@@ -121,12 +150,15 @@ async def _until_closed(process: asyncio.subprocess.Process, scheduler: Any,
             await asyncio.wait_for(asyncio.shield(process.wait()), 0.05)
 
 
-async def _spawn(address: str, count: int, out: IO[bytes]) -> asyncio.subprocess.Process:
+async def _spawn(address: str, count: int, out: IO[bytes], ca: Path, cert: Path,
+                 key: Path) -> asyncio.subprocess.Process:
     """``dask worker`` for ``count`` worker processes, in a new session, with this
-    checkout of the harness importable (the workers unpickle its tasks)."""
+    checkout of the harness importable (the workers unpickle its tasks), speaking TLS
+    with the cluster's certificate (``ca``, ``cert``, ``key``: files)."""
     env = harness.importable_env()
     return await asyncio.create_subprocess_exec(
         sys.executable, "-m", "distributed.cli.dask_worker", address,
+        "--tls-ca-file", str(ca), "--tls-cert", str(cert), "--tls-key", str(key),
         "--nworkers", str(count), "--nthreads", "1", "--no-dashboard",
         # On loopback only, the worker, its nanny and their HTTP routes alike (Dask's
         # default is every interface): whoever reaches a worker can run code in it.
