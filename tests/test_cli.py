@@ -25,6 +25,8 @@ from waiting import WAIT_S
 from harness.cli import build_parser
 from harness.cli._tournament import load
 from harness.cli.common import operator_token
+from harness.cli.match import parse_bot
+from harness.errors import HarnessError
 from harness.protocol.tls import ServerTLS
 from harness.storage.results import ResultsStore
 from harness.tournament.runner import store_path
@@ -302,3 +304,15 @@ def test_a_referee_without_an_operator_token_or_tls_or_with_the_token_in_a_flag_
                           None) is None
     (line,) = capsys.readouterr().err.splitlines()
     assert "every user and process of this machine may make operator calls" in line
+
+
+def test_a_remote_bots_token_can_come_from_the_environment_instead_of_the_command_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A command line is shown to every user of the machine (ps); the environment is not.
+    monkeypatch.setenv("SEAT_A", "tok-from-the-environment")
+    entrant = parse_bot("away@remote=env:SEAT_A,tok-written")
+    assert (entrant.name, entrant.tokens) == ("away", ("tok-from-the-environment",
+                                                       "tok-written"))
+    monkeypatch.delenv("SEAT_A")
+    with pytest.raises(HarnessError, match="environment variable 'SEAT_A'"):
+        parse_bot("away@remote=env:SEAT_A")

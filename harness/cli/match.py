@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import os
 import shlex
 import sys
 import time
@@ -53,7 +54,8 @@ def register(sub: Any) -> None:
                                    "result (winner, score, hands, faults).")
     m.add_argument("--bot", action="append", required=True, metavar="NAME=COMMAND",
                    help="a local bot (repeat per bot; {python} is this interpreter); "
-                        "NAME@remote=TOKEN,... for a remote one")
+                        "NAME@remote=TOKEN,... for a remote one (a token written env:VAR "
+                        "is read from the environment variable VAR)")
     m.add_argument("--box", action="append", default=[], metavar="NAME=FOLDER",
                    help="run local bot NAME in a box (docs/hosting.md) that shows it FOLDER "
                         "(read-only, its working directory), with the default limits")
@@ -85,19 +87,34 @@ def register(sub: Any) -> None:
 
 def parse_bot(spec: str) -> Entrant:
     """``NAME=COMMAND`` for a local bot (``{python}`` expands to this interpreter), or
-    ``NAME@remote=TOKEN[,TOKEN...]`` for a remote bot that connects by itself."""
+    ``NAME@remote=TOKEN[,TOKEN...]`` for a remote bot that connects by itself; a token
+    written ``env:VAR`` is the value of the environment variable ``VAR`` (a command line
+    is shown to every user of the machine, the environment is not)."""
     name, rest = split_assignment(spec, "--bot", what="NAME=COMMAND or NAME@remote=TOKEN")
     if not rest:
         raise HarnessError(f"--bot takes NAME=COMMAND or NAME@remote=TOKEN; got {spec!r}")
     if name.endswith("@remote"):
         return Entrant(name.removesuffix("@remote"), None,
-                       tuple(t for t in rest.split(",") if t))
+                       tuple(_token(name, t) for t in rest.split(",") if t))
     try:
         words = shlex.split(rest)
     except ValueError as e:
         raise HarnessError(f"--bot {name}: cannot split the command ({e})") from None
     argv = [a.replace("{python}", sys.executable) for a in words]
     return Entrant(name, BotCommand(tuple(argv)))
+
+
+def _token(name: str, written: str) -> str:
+    """A remote seat's token as ``--bot`` gives it: itself, or for ``env:VAR`` the value
+    of ``VAR``."""
+    if not written.startswith("env:"):
+        return written
+    variable = written.removeprefix("env:")
+    value = os.environ.get(variable, "")
+    if not value:
+        raise HarnessError(f"--bot {name}: the environment variable {variable!r} (for "
+                           f"{written}) is not set")
+    return value
 
 
 def boxed(entrants: Sequence[Entrant], specs: Sequence[str]) -> list[Entrant]:
