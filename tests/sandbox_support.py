@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -81,3 +81,13 @@ async def play_over_unix(log_dir: Path, command: tuple[str, ...],
             session = arena.pool.instances(name)[0].slot.session
             peers.append(session.peer if session is not None else "")
         return result, peers
+
+
+def every_process(name: str) -> Iterator[tuple[str, bytes]]:
+    """``(pid, the bytes of /proc/PID/NAME)`` of every process on the machine whose file
+    can be read (one that ends meanwhile is left out)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            yield pid, Path(f"/proc/{pid}/{name}").read_bytes()
+        except OSError:
+            continue

@@ -17,7 +17,15 @@ from typing import Any
 import pytest
 from cli_support import harness_command
 from configs import Bot, toml_config
-from sandbox_support import TESTS, add, bot_folder, boxed, random_bot_folder, require_boxes
+from sandbox_support import (
+    TESTS,
+    add,
+    bot_folder,
+    boxed,
+    every_process,
+    random_bot_folder,
+    require_boxes,
+)
 
 from harness.errors import ConfigError, SandboxError, SandboxUnavailable
 from harness.hosting.files import BundleFiles
@@ -172,14 +180,8 @@ def test_a_box_gets_its_environment_off_every_command_line(boxes: None,
             assert proc.stdout is not None
             line = await asyncio.wait_for(proc.stdout.readline(), 60)
             assert line.decode().strip() == f"seen {token}"
-            readers = []
-            for pid in filter(str.isdigit, os.listdir("/proc")):
-                try:
-                    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-                except OSError:
-                    continue
-                if token.encode() in cmdline:
-                    readers.append(cmdline.replace(b"\0", b" ")[:200])
+            readers = [cmdline.replace(b"\0", b" ")[:200]
+                       for _, cmdline in every_process("cmdline") if token.encode() in cmdline]
             assert readers == []
     asyncio.run(main())
 

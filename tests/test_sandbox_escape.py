@@ -20,7 +20,15 @@ import threading
 from pathlib import Path
 
 import pytest
-from sandbox_support import REPO_ROOT, TESTS, add, bot_folder, boxed, require_boxes
+from sandbox_support import (
+    REPO_ROOT,
+    TESTS,
+    add,
+    bot_folder,
+    boxed,
+    every_process,
+    require_boxes,
+)
 
 from harness.referee.arena import Arena
 from harness.referee.boxed import BoxedBotProcess
@@ -191,12 +199,6 @@ def test_the_hostile_bot_game_counts_and_nothing_of_its_box_is_left(
     outcome, _, _ = hostile
     assert outcome.result.termination is Termination.NORMAL and outcome.result.faults == ()
     assert not any(d.exists() for d in outcome.box_dirs)
-    survivors = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            text = Path(f"/proc/{pid}/cgroup").read_text()
-        except OSError:
-            continue
-        if outcome.box_name in text:
-            survivors.append(pid)
+    survivors = [pid for pid, text in every_process("cgroup")
+                 if outcome.box_name.encode() in text]
     assert survivors == []
