@@ -7,7 +7,9 @@ it does what ``BOX_BOT_MODE`` says:
 * ``sleep``: sleeps ``BOX_BOT_SLEEP`` seconds (using no CPU), then answers, at every
   decision;
 * ``leftover``: starts a process that would outlive it (a new session, ignoring SIGTERM
-  and SIGHUP, sleeping an hour), then exits at once: its game ends with a crash.
+  and SIGHUP, sleeping an hour), then exits at once: its game ends with a crash;
+* ``ponder``: answers at once, and then "thinks ahead" while the others play: a thread
+  burns ``BOX_BOT_SLEEP`` seconds of CPU after each of its replies.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 import random
 import subprocess
 import sys
+import threading
 import time
 
 from harness.protocol import DecisionRequest, convert
@@ -33,6 +36,13 @@ LEFTOVER = ("import os, signal, time\n"
             "time.sleep(3600)\n")
 MODE = ARGS[0] if ARGS else os.environ.get("BOX_BOT_MODE", "play")
 SLEEP = float(ARGS[1]) if len(ARGS) > 1 else float(os.environ.get("BOX_BOT_SLEEP", "0.5"))
+
+
+def burn(seconds: float) -> None:
+    """Use ``seconds`` of this thread's CPU time."""
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
 
 
 class BoxBot(Bot):
@@ -54,6 +64,8 @@ class BoxBot(Bot):
                 pass
         elif MODE == "sleep":
             time.sleep(SLEEP)
+        elif MODE == "ponder":
+            threading.Thread(target=burn, args=(SLEEP,), daemon=True).start()
         elif MODE == "leftover" and self.decisions == 1:
             leftover = subprocess.Popen(
                 [sys.executable, "-c", LEFTOVER], stdout=subprocess.PIPE,

@@ -124,6 +124,11 @@ class GameRunner:
         self.faults: list[Fault] = []
         self.decision_ms: list[float] = []
         self._banks = [self.tc.bank] * config.players
+        # On the CPU clock, each seat's CPU time at its last reply (at first, at the
+        # game's start): a decision is charged all the CPU its box used since, so that
+        # CPU used between its decisions (thinking ahead while the others play, which
+        # also takes the CPU the boxes share from them) is not free.
+        self._cpu_since: list[int | None] = [None] * config.players
         self._strikes = [0] * config.players
         self._request_id = 0  # the last request's id (ids are numbered per stream)
         self._cursor = (0, 0)
@@ -189,6 +194,7 @@ class GameRunner:
     async def _play(self, start: float, started_at: float) -> GameResult:
         cfg = self.config
         rules = convert.rules_to_pb(cfg)
+        self._cpu_since = [self._cpu(s) for s in range(cfg.players)]
         for s in range(cfg.players):
             partner = (s + 2) % 4 if cfg.form is Form.FOUR_HANDED else None
             self._post(s, messages.game_start(
@@ -241,6 +247,9 @@ class GameRunner:
             self._request_id, obs, int(budget * 1000), int(self._banks[seat] * 1000))
         t0 = time.monotonic()
         cpu0 = self._cpu(seat)
+        if cpu0 is not None:  # charged from its last reply (or the game's start) on
+            since = self._cpu_since[seat]
+            cpu0 = cpu0 if since is None else min(since, cpu0)
         fault_kind: FaultKind | None = None
         detail = ""
         reply = None
@@ -263,8 +272,10 @@ class GameRunner:
         except ProtocolViolation as e:
             fault_kind, detail = FaultKind.PROTOCOL_VIOLATION, str(e)
         elapsed = time.monotonic() - t0
-        if cpu0 is not None:  # the CPU clock: the decision costs the CPU time it used
-            elapsed = ((self._cpu(seat) or cpu0) - cpu0) / 1e9
+        if cpu0 is not None:  # the CPU clock: the CPU time used since its last reply
+            now = self._cpu(seat) or cpu0
+            elapsed = (now - cpu0) / 1e9
+            self._cpu_since[seat] = now
         self.decision_ms.append(round(elapsed * 1000, 3))
         over = elapsed - self.tc.per_decision
         if over > 0:
@@ -293,8 +304,9 @@ class GameRunner:
     async def _decide_on_cpu(self, seat: int, request: Outgoing, budget: float,
                              cpu0: int) -> DecisionReply:
         """A decision on the CPU clock: the reply must come before the bot's box has used
-        ``budget`` CPU seconds since the request (checked every few milliseconds), and
-        within the generous wall limit (:meth:`TimeControl.wall_limit`)."""
+        ``budget`` CPU seconds since ``cpu0`` (its last reply, or the game's start;
+        checked every few milliseconds), and within the generous wall limit
+        (:meth:`TimeControl.wall_limit`)."""
         wall = self.tc.wall_limit(budget)
         decide = asyncio.ensure_future(self.seats[seat].decide(self._request_id, request,
                                                                wall))
@@ -306,7 +318,8 @@ class GameRunner:
                 used = ((self._cpu(seat) or cpu0) - cpu0) / 1e9
                 if used > budget:
                     raise BotTimeoutError(f"{self.names[seat]}: used {used:.3f} s of CPU "
-                                          f"without replying (budget {budget:.3f} s)")
+                                          f"since its last reply without replying "
+                                          f"(budget {budget:.3f} s)")
         finally:
             decide.cancel()
 
