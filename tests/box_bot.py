@@ -8,8 +8,9 @@ it does what ``BOX_BOT_MODE`` says:
   decision;
 * ``leftover``: starts a process that would outlive it (a new session, ignoring SIGTERM
   and SIGHUP, sleeping an hour), then exits at once: its game ends with a crash;
-* ``ponder``: answers at once, and then "thinks ahead" while the others play: a thread
-  burns ``BOX_BOT_SLEEP`` seconds of CPU after each of its replies.
+* ``ponder``: "thinks ahead" while the others play: a thread burns ``BOX_BOT_SLEEP``
+  seconds of CPU after each of its replies, and the next decision waits until it is done
+  (so that all of it lands between two replies, however loaded the machine).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class BoxBot(Bot):
     def __init__(self) -> None:
         self.decisions = 0
         self.rng = random.Random(1)
+        self.pondering: threading.Thread | None = None
 
     def decide(self, request: DecisionRequest, rules: RulesConfig | None) -> Action:
         self.decisions += 1
@@ -65,7 +67,10 @@ class BoxBot(Bot):
         elif MODE == "sleep":
             time.sleep(SLEEP)
         elif MODE == "ponder":
-            threading.Thread(target=burn, args=(SLEEP,), daemon=True).start()
+            if self.pondering is not None:
+                self.pondering.join()
+            self.pondering = threading.Thread(target=burn, args=(SLEEP,), daemon=True)
+            self.pondering.start()
         elif MODE == "leftover" and self.decisions == 1:
             leftover = subprocess.Popen(
                 [sys.executable, "-c", LEFTOVER], stdout=subprocess.PIPE,

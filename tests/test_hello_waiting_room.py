@@ -148,8 +148,13 @@ def test_a_match_raises_its_open_file_limit(tmp_path: Path) -> None:
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
-        line = proc.stderr.readline()  # said once it listens (its bot never dials)
-        assert line.startswith("referee on "), line
+        said = []
+        for line in proc.stderr:  # until it says it listens (its bot never dials)
+            said.append(line)
+            if line.startswith("referee on "):
+                break
+        else:
+            raise AssertionError(f"it never said where it listens: {said}")
         limits = Path(f"/proc/{proc.pid}/limits").read_text()
         soft = next(x.split()[3] for x in limits.splitlines() if x.startswith("Max open files"))
         assert int(soft) == hard, limits

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import json
 import os
 import sys
@@ -158,7 +159,12 @@ def _on_this_machine(address: str) -> bool:
     if target.startswith(("unix:", "unix-abstract:")):
         return True
     host = target.rsplit(":", 1)[0].strip("[]") if ":" in target else target
-    return host in ("localhost", "::1") or host.startswith("127.")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name: not this machine, as far as a client can tell
+        return False
 
 
 async def _run(args: argparse.Namespace) -> int:

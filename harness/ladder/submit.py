@@ -70,22 +70,20 @@ class Submissions:
             await self.server.require_operator(context)
         return entrant
 
-    async def _authorize(self, context: Context, name: str,
-                         entrant: RegisteredBot | None = None,
-                         known: bool = False) -> RegisteredBot | None:
-        """Let the call through for ``name``'s bot: returns the caller's own entrant when
-        it presented a bot token, None for the operator; aborts otherwise (``known``:
-        the caller is ``entrant``, from :meth:`_caller`)."""
+    async def _authorize(self, context: Context, name: str) -> RegisteredBot | None:
+        """:meth:`_caller`, let through for ``name``'s bot only (:meth:`_own`)."""
+        caller = await self._caller(context)
+        await self._own(context, caller, name)
+        return caller
+
+    async def _own(self, context: Context, entrant: RegisteredBot | None, name: str) -> None:
+        """Abort unless ``entrant`` (a bot's token; None: the operator) may act for
+        ``name``'s bot: a bot's token acts for its own bot only."""
         base = name.split("@", 1)[0]
-        if not known:
-            entrant = await self._caller(context)
-        if entrant is None:
-            return None
-        if entrant.base != base:
+        if entrant is not None and entrant.base != base:
             await _abort(context, grpc.StatusCode.PERMISSION_DENIED,
                          f"a bot's token submits and reads only its own bot "
                          f"({entrant.base}); use the operator token for {base!r}")
-        return entrant
 
     async def submit(self, requests: AsyncIterator[lp.SubmitBotRequest],
                      context: Context) -> tuple[RegisteredBot, Token, str, str]:
@@ -104,7 +102,7 @@ class Submissions:
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                          "the first message of SubmitBot must be its header")
         header = first.header
-        caller = await self._authorize(context, header.name, caller, known=True)
+        await self._own(context, caller, header.name)
         try:
             fmt = lp.header_format(header.format)
         except ValueError as e:

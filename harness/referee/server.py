@@ -186,7 +186,8 @@ class WaitingRoom:
         return number
 
     def leave(self, caller: str, number: int) -> bool:
-        """Take stream ``number`` out; whether it was ended to make room."""
+        """Take stream ``number`` out (once or more); whether it was ended to make room
+        (said once)."""
         waiting = self._by_caller.get(caller, {})
         waiting.pop(number, None)
         if not waiting:
@@ -219,7 +220,6 @@ class RefereeServicer(RefereeServiceServicer):
         caller = _caller(context)
         read = asyncio.ensure_future(context.read())
         number = self.waiting.enter(caller, read)
-        evicted = False
         try:
             first = await asyncio.wait_for(read, self.server.handshake_timeout)
         except TimeoutError:
@@ -232,18 +232,15 @@ class RefereeServicer(RefereeServiceServicer):
                           grpc.StatusCode.INVALID_ARGUMENT)
             return
         except asyncio.CancelledError:
-            evicted = self.waiting.leave(caller, number)
-            if not evicted:
-                raise  # the handler itself was cancelled
-        finally:
-            if not evicted:
-                self.waiting.leave(caller, number)
-        if evicted:
+            if not self.waiting.leave(caller, number):
+                raise  # the handler itself was cancelled, not its read to make room
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
                                 f"{MAX_OPENING} streams were waiting for their Hello, "
                                 f"more of them from this address than from any other: "
                                 f"this one, its oldest, was ended; try again")
             return
+        finally:
+            self.waiting.leave(caller, number)  # (again: harmless)
         if first is grpc.aio.EOF:
             return
         session = await self._handshake(first, context)

@@ -154,14 +154,14 @@ def merge_tree(source: Path, target: Path, *, link: bool = False) -> None:
         elif stat.S_ISLNK(info.st_mode):
             os.symlink(os.readlink(entry.path), into)
         elif stat.S_ISREG(info.st_mode):
-            try:
-                if not link:
-                    raise OSError(errno.EXDEV, "copy")
-                os.link(entry.path, into, follow_symlinks=False)
-            except OSError as e:
-                if e.errno != errno.EXDEV:  # another disk: a copy instead
-                    raise
-                _copy_file(entry.path, into, info)
+            if link:
+                try:
+                    os.link(entry.path, into, follow_symlinks=False)
+                    continue
+                except OSError as e:
+                    if e.errno != errno.EXDEV:  # another disk: a copy instead
+                        raise
+            _copy_file(entry.path, into, info)
 
 
 def _copy_file(source: str, target: str, info: os.stat_result) -> None:

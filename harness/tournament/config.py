@@ -654,11 +654,8 @@ def hash_tokens(text: str) -> str:
             bot["tokens"] = [hashed_token(str(t)) for t in bot["tokens"]]
     out = text
     for token in sorted(clear, key=len, reverse=True):
-        for quote in ('"', "'"):
-            out = out.replace(f"{quote}{token}{quote}", f'"{hashed_token(token)}"')
-    for token in sorted(clear, key=len, reverse=True):
-        # Anywhere else (a comment: "# alice's seat: TOKEN"), hashed too; the check
-        # below refuses the file if that changed a value.
+        # Wherever it stands: its quoted value, and a comment ("# alice's seat: TOKEN");
+        # the check below refuses the file if that changed any other value.
         out = out.replace(token, hashed_token(token))
     if tomllib.loads(out) != document:
         raise ConfigError("bot.tokens", "cannot keep this configuration with its tokens "
