@@ -10,7 +10,9 @@ it does what ``BOX_BOT_MODE`` says:
   and SIGHUP, sleeping an hour), then exits at once: its game ends with a crash;
 * ``ponder``: "thinks ahead" while the others play: a thread burns ``BOX_BOT_SLEEP``
   seconds of CPU after each of its replies, and the next decision waits until it is done
-  (so that all of it lands between two replies, however loaded the machine).
+  (so that all of it lands between two replies, however loaded the machine);
+* ``spinner``: from its first decision on, a thread burns CPU without end;
+* ``work``: burns ``BOX_BOT_SLEEP`` seconds of CPU at every decision, then answers.
 """
 
 from __future__ import annotations
@@ -71,6 +73,10 @@ class BoxBot(Bot):
                 self.pondering.join()
             self.pondering = threading.Thread(target=burn, args=(SLEEP,), daemon=True)
             self.pondering.start()
+        elif MODE == "spinner" and self.decisions == 1:
+            threading.Thread(target=burn, args=(float("inf"),), daemon=True).start()
+        elif MODE == "work":
+            burn(SLEEP)
         elif MODE == "leftover" and self.decisions == 1:
             leftover = subprocess.Popen(
                 [sys.executable, "-c", LEFTOVER], stdout=subprocess.PIPE,

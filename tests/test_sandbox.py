@@ -167,6 +167,51 @@ def test_the_cpu_clock_charges_what_a_bot_computes_between_its_decisions(
     asyncio.run(main())
 
 
+def test_a_box_computing_between_its_turns_takes_no_cpu_from_the_bot_whose_turn_it_is(
+        boxes: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the wall clock, a bot whose thread spins all game long shares one CPU with a
+    bot that computes 0.1 s at each decision. Between its turns the spinner's box rests at
+    the lowest CPU weight, so in the worker's turns it gets almost none of that CPU.
+    Counted from both boxes' cgroups at the start and end of each of the worker's turns,
+    the spinner gets under a fifth of the worker's CPU (about as much, were the weights
+    equal). Both boxes are on the same one CPU, so a load from outside slows both alike:
+    the ratio holds however loaded the machine."""
+    limits = BoxLimits(cpuset=(max(os.sched_getaffinity(0)),))
+    names = ("spinner", "worker")
+    used = dict.fromkeys(names, 0)  # CPU ns of each box in the worker's turns
+    marks: dict[str, int] = {}
+    arenas: list[Arena] = []
+    original = BoxedBotProcess.turn
+
+    def turn(self: BoxedBotProcess, on: bool) -> None:
+        if self.name == "worker":
+            now = {name: first_process(arenas[0], name).cpu_ns() or 0 for name in names}
+            if on:
+                marks.update(now)
+            else:
+                for name in names:
+                    used[name] += now[name] - marks[name]
+        original(self, on)
+
+    monkeypatch.setattr(BoxedBotProcess, "turn", turn)
+
+    async def main() -> None:
+        async with Arena(log_dir=tmp_path / "logs") as arena:
+            arenas.append(arena)
+            add(arena, "spinner", boxed(box_bot_folder(tmp_path), "box_bot.py", limits,
+                                        env={"BOX_BOT_MODE": "spinner"}))
+            add(arena, "worker", boxed(box_bot_folder(tmp_path / "w"), "box_bot.py", limits,
+                                       env={"BOX_BOT_MODE": "work", "BOX_BOT_SLEEP": "0.1"}))
+            result = await arena.play("g1", RulesConfig(form=Form.TWO_HANDED, target=2), 1,
+                                      ["spinner", "worker"],
+                                      time_control=TimeControl(30.0, 0.0))
+            assert result.termination is Termination.NORMAL and result.faults == ()
+            assert (first_process(arena, "spinner").cpu_ns() or 0) > 10**8  # it did spin
+    asyncio.run(main())
+    assert used["worker"] >= 10**9, used  # ten decisions or more, 0.1 s each
+    assert used["spinner"] < used["worker"] / 5, used
+
+
 def test_processes_a_bot_leaves_behind_die_with_its_box(boxes: None, tmp_path: Path) -> None:
     async def main() -> None:
         async with Arena(log_dir=tmp_path / "logs") as arena:

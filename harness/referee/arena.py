@@ -134,9 +134,16 @@ class Arena:
             for inst in instances:
                 assert inst.slot.session is not None
                 sessions.append(inst.slot.session)
+            def turn(seat: int, on: bool) -> None:
+                proc = instances[seat].process
+                if proc is not None:
+                    proc.turn(on)
+
+            boxed = any(i.entrant.command is not None and i.entrant.command.sandbox
+                        is not None for i in instances)
             runner = GameRunner(game_id, config, seed, sessions, seats, time_control=tc,
                                 policy=policy, stop=self.stop_games, crashed=crashed,
-                                cpu_ns=cpu_ns)
+                                cpu_ns=cpu_ns, turn=turn if boxed else None)
             result = await runner.play()
             for inst in instances:
                 inst.slot.games_played += 1

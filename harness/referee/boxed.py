@@ -7,6 +7,8 @@ environment the box allows plus its ``env`` table and the ``EUCHRE_*`` variables
 it is stopped it is asked to end (SIGTERM) and, after the grace period, every process of
 its box is killed; so is anything it left behind when it exits. The box's CPU time is
 its clock under ``clock = "cpu"``, and an out-of-memory kill is the detail of its crash.
+Once it has said Hello, its box gets the CPU only in its turns (:meth:`Box.rest
+<harness.sandbox.box.Box.rest>`).
 """
 
 from __future__ import annotations
@@ -53,6 +55,14 @@ class BoxedBotProcess(BotProcess):
 
     def cpu_ns(self) -> int | None:
         return self.box.cpu_ns() if self.box is not None else None
+
+    def rest(self) -> None:
+        if self.box is not None:
+            self.box.rest()
+
+    def turn(self, on: bool) -> None:
+        if self.box is not None:
+            self.box.turn(on)
 
     async def stop(self, grace: float = 1.0) -> None:
         box = self.box

@@ -103,11 +103,14 @@ class GameRunner:
                  policy: FaultPolicy | None = None,
                  stop: asyncio.Event | None = None,
                  crashed: Callable[[int], Awaitable[str | None]] | None = None,
-                 cpu_ns: Callable[[int], int | None] | None = None) -> None:
+                 cpu_ns: Callable[[int], int | None] | None = None,
+                 turn: Callable[[int, bool], None] | None = None) -> None:
         """``crashed(seat)``, asked when a seat's stream closed: None if its process
         still runs (a disconnect), else why it ended ("" if unknown): a crash.
         ``cpu_ns(seat)``: the CPU time its box has used (None: not measured; such a
-        seat is charged wall time even under ``clock = "cpu"``)."""
+        seat is charged wall time even under ``clock = "cpu"``). ``turn(seat, on)`` is
+        called as a decision is asked of a seat (``on``) and once it is settled: a boxed
+        bot's box gets the CPU only in its turns."""
         if len(seats) != config.players or len(names) != config.players:
             raise ValueError(f"{config.form.value} needs {config.players} seats")
         self.game_id = game_id
@@ -120,6 +123,7 @@ class GameRunner:
         self.stop = stop
         self.crashed = crashed
         self.cpu_ns = cpu_ns
+        self.turn = turn
         self.game = Game(config, seed)
         self.faults: list[Fault] = []
         self.decision_ms: list[float] = []
@@ -254,6 +258,9 @@ class GameRunner:
         detail = ""
         reply = None
         action = None
+        turn = self.turn
+        if turn is not None:
+            turn(seat, True)
         try:
             if observer is not None:  # in process: the Observation the request would carry
                 action = await observer.act(obs)
@@ -271,6 +278,9 @@ class GameRunner:
                 fault_kind, detail = FaultKind.CRASH, why or detail
         except ProtocolViolation as e:
             fault_kind, detail = FaultKind.PROTOCOL_VIOLATION, str(e)
+        finally:
+            if turn is not None:
+                turn(seat, False)
         elapsed = time.monotonic() - t0
         if cpu0 is not None:  # the CPU clock: the CPU time used since its last reply
             now = self._cpu(seat) or cpu0

@@ -195,6 +195,7 @@ class BotPool:
         finally:
             exited.cancel()
         if waiter in done and waiter.exception() is None:
+            proc.rest()
             return
         waiter.cancel()
         await proc.stop()

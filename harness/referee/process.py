@@ -128,6 +128,12 @@ class BotProcess:
         """CPU time used so far, in nanoseconds, where it is measured (a boxed bot)."""
         return None
 
+    def rest(self) -> None:
+        """The bot said Hello: a boxed bot gets the CPU only in its turns from now on."""
+
+    def turn(self, on: bool) -> None:
+        """A decision was asked of the bot (``on``) or answered: see :meth:`rest`."""
+
     async def wait(self) -> int:
         assert self._proc is not None
         return await self._proc.wait()

@@ -7,6 +7,7 @@
     proc = await box.start(["/bot/run"], {"EUCHRE_BOT_TOKEN": token}, CappedLog(log_path))
     ...
     box.cpu_ns(); box.oom_killed()
+    box.rest(); box.turn(True); ...; box.turn(False)   # a bot's box: CPU only in its turn
     await box.kill()   # every process of the box, then its cgroup
 
 What the box allows is said in :mod:`harness.sandbox.mounts` (files, namespaces, user),
@@ -173,6 +174,8 @@ class Box:
         self._pump: asyncio.Task[None] | None = None
         self._oom_kills = 0
         self._cpu_ns = 0
+        self._turns = 0  # decisions asked of the box's bot and not yet answered
+        self._resting = False
 
     async def __aenter__(self) -> Box:
         return self
@@ -239,6 +242,29 @@ class Box:
             assert self.process.stdout is not None
             self._pump = asyncio.ensure_future(_copy(self.process.stdout, log))
         return self.process
+
+    def rest(self) -> None:
+        """From now on, weigh the box at the lowest CPU weight whenever its bot is not in
+        a turn (:meth:`turn`): what a bot computes between its decisions (pondering
+        while the others play, or spinning on purpose) then runs only on CPU time that
+        no box in its turn wants, and slows no other bot's decision on the CPUs the
+        boxes share. A bot's box starts at the ordinary weight, for its start-up; the
+        referee calls this once the bot has said Hello."""
+        self._resting = True
+        self._weigh()
+
+    def turn(self, on: bool) -> None:
+        """A decision was asked of the box's bot (``on``) or answered (not ``on``). Its
+        box has the ordinary CPU weight while any decision of its is open (a bot may play
+        several games at once)."""
+        self._turns = self._turns + 1 if on else max(0, self._turns - 1)
+        if self._resting and self._turns == (1 if on else 0):  # it starts or ends resting
+            self._weigh()
+
+    def _weigh(self) -> None:
+        if self.group is not None:
+            with contextlib.suppress(OSError):  # the group went with a kill
+                self.group.set_resting(self._turns == 0)
 
     def cpu_ns(self) -> int:
         """CPU time used so far by every process of the box, in nanoseconds (after

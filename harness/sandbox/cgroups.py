@@ -35,6 +35,11 @@ GROUP_NAME = "euchre-harness"
 V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct", "cpuset")
 V2_CONTROLLERS = ("memory", "pids", "cpu", "cpuset")
 CFS_PERIOD_US = 100_000
+# A resting box's CPU weight (the lowest each version takes) against the default of a
+# box whose turn it is (v1 ``cpu.shares`` 1024, v2 ``cpu.weight`` 100): between its
+# turns a box gets a CPU only when no sibling whose turn it is wants it.
+RESTING_SHARES, RESTING_WEIGHT = 2, 1
+TURN_SHARES, TURN_WEIGHT = 1024, 100
 
 
 class Hierarchy:
@@ -195,6 +200,14 @@ class Group:
                        ("cpu.shares", min(262_144, 1024 * max(1, boxes))))
         with contextlib.suppress(OSError):
             (parent / name).write_text(str(value))
+
+    def set_resting(self, resting: bool) -> None:
+        """Give the group the lowest CPU weight (``resting``) or the default one back.
+        The weight ranks the group only against the other boxes (its siblings)."""
+        if self.v2:
+            self._write("cpu", "cpu.weight", str(RESTING_WEIGHT if resting else TURN_WEIGHT))
+        else:
+            self._write("cpu", "cpu.shares", str(RESTING_SHARES if resting else TURN_SHARES))
 
     def _set_limits(self, memory: int, pids: int, cpus: float,
                     cpuset: Sequence[int] | None) -> None:
