@@ -5,6 +5,11 @@ the version, ``ipv6:%5B::1%5D:5000``, percent-encoded), ``unix:/path/to/socket``
 (possibly empty for the accepting side) or ``unix-abstract:name``. The referee lets
 operator calls without a token come only from this machine, so it must recognise every
 spelling of a loopback caller, and no other caller as one.
+
+Where connections are counted per caller (the waiting room for Hellos, the live pages'
+cap per client), :func:`caller_of` names the caller: an IPv4 address, or an IPv6
+address's /64, the subnet a single host or site is given, where it may use any of 2^64
+addresses.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import ipaddress
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-__all__ = ["Peer", "is_loopback", "parse_peer"]
+__all__ = ["Peer", "caller_of", "is_loopback", "parse_peer"]
 
 _UNIX = ("unix", "unix-abstract")
 
@@ -37,6 +42,29 @@ class Peer:
         if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
             address = address.ipv4_mapped
         return address is not None and address.is_loopback
+
+
+    @property
+    def caller(self) -> str:
+        """Who is calling, as connections are counted per caller: :func:`caller_of` the
+        address, or the scheme for a peer without one (every Unix-socket caller is
+        one)."""
+        return caller_of(self.address) if self.address is not None else self.scheme
+
+
+def caller_of(address: ipaddress.IPv4Address | ipaddress.IPv6Address | str) -> str:
+    """An IPv4 address as itself; an IPv6 address as its /64 (``2001:db8::/64``), an
+    IPv4-mapped one as the IPv4 address. Text that is no address is returned as is."""
+    if isinstance(address, str):
+        try:
+            address = ipaddress.ip_address(address.split("%", 1)[0])
+        except ValueError:
+            return address
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
 
 
 def _split(rest: str) -> tuple[str, str]:

@@ -200,10 +200,10 @@ class WaitingRoom:
 
 def _caller(context: grpc.aio.ServicerContext[Any, Any]) -> str:
     """Who opened a stream, as far as the waiting room tells callers apart: the address
-    (every connection from one address is one caller), or the peer string as it is."""
+    (every connection from one IPv4 address, or one IPv6 /64, is one caller), or the peer
+    string as it is."""
     peer = context.peer() or ""
-    parsed = parse_peer(peer)
-    return str(parsed.address) if parsed.address is not None else parsed.scheme or peer
+    return parse_peer(peer).caller or peer
 
 
 class RefereeServicer(RefereeServiceServicer):

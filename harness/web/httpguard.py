@@ -6,9 +6,9 @@ accepts the connections itself, one at a time, and asks :class:`ConnectionGuard`
 holds them to these limits (the same for ``serve`` and ``ladder``):
 
 * at most :data:`MAX_CONNECTIONS` open HTTP connections, and at most
-  :data:`MAX_PER_CLIENT` from one client address that are waiting for a request (its
-  connections whose request is being answered, such as open event streams, do not
-  count: viewers behind one proxy share its address);
+  :data:`MAX_PER_CLIENT` from one client address (of an IPv6 client, its /64) that are
+  waiting for a request (its connections whose request is being answered, such as open
+  event streams, do not count: viewers behind one proxy share its address);
 * the process keeps :data:`FD_RESERVE` open files free for bots and the store: a
   connection that would eat into that reserve (counting every file the process has
   open) is refused too;
@@ -42,8 +42,10 @@ from typing import Any
 
 from aiohttp import web
 
+from harness.referee.peer import caller_of
+
 __all__ = ["BODY_TIMEOUT_S", "FD_RESERVE", "HEADER_TIMEOUT_S", "IDLE_TIMEOUT_S",
-           "MAX_CONNECTIONS", "MAX_PER_CLIENT", "ConnectionGuard", "GuardedSite",
+           "MAX_CONNECTIONS", "MAX_PER_CLIENT", "ConnectionGuard", "GuardedSite", "client_of",
            "open_files"]
 
 log = logging.getLogger("euchre.http")
@@ -62,6 +64,12 @@ _REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
             b"too many connections; try later")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def client_of(peer: object) -> str:
+    """Who a connection is from, as the cap per client counts it: the address of the
+    socket address ``peer`` (of an IPv6 client, its /64: :func:`caller_of`)."""
+    return caller_of(str(peer[0])) if isinstance(peer, tuple) else str(peer)
 
 
 def open_files() -> int | None:
@@ -270,7 +278,7 @@ class _Listener(asyncio.AbstractServer):
                 self._loop.remove_reader(sock.fileno())
                 self._loop.call_later(_PAUSE_S, self._resume, sock)
                 return
-            client = str(peer[0]) if isinstance(peer, tuple) else str(peer)
+            client = client_of(peer)
             if not self._guard.admit(client):
                 _refuse(conn)
                 continue
