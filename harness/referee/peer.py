@@ -56,10 +56,11 @@ def caller_of(address: ipaddress.IPv4Address | ipaddress.IPv6Address | str) -> s
     """An IPv4 address as itself; an IPv6 address as its /64 (``2001:db8::/64``), an
     IPv4-mapped one as the IPv4 address. Text that is no address is returned as is."""
     if isinstance(address, str):
+        text = address
         try:
-            address = ipaddress.ip_address(address.split("%", 1)[0])
+            address = ipaddress.ip_address(text.split("%", 1)[0])
         except ValueError:
-            return address
+            return text
     if isinstance(address, ipaddress.IPv6Address):
         if address.ipv4_mapped is not None:
             return str(address.ipv4_mapped)
