@@ -51,6 +51,7 @@ def test_a_v2_box_gets_its_limits_in_the_v2_files(v2_root: Path) -> None:
     assert group.cpu_ns() == 1_234_000
     assert group.oom_kills() == 2
     assert group.pids_refused() == 5
+    (folder / "cpu.weight").write_text("")  # the kernel's file takes each write whole
     group.set_resting(True)  # between a bot's turns: the lowest weight v2 takes
     assert (folder / "cpu.weight").read_text() == "1"
     group.set_resting(False)  # in its turn: v2's default

@@ -167,6 +167,7 @@ class Group:
         self.name = name or f"box-{os.getpid()}-{secrets.token_hex(6)}"
         self.paths = {c: parent / self.name for c, parent in where.parents.items()}
         self.memory_bytes = 0
+        self._weight_fd: int | None = None  # the CPU weight's file, kept open: see rest
 
     @property
     def v2(self) -> bool:
@@ -203,11 +204,17 @@ class Group:
 
     def set_resting(self, resting: bool) -> None:
         """Give the group the lowest CPU weight (``resting``) or the default one back.
-        The weight ranks the group only against the other boxes (its siblings)."""
+        The weight ranks the group only against the other boxes (its siblings). Called
+        twice a decision, so the file stays open (a write is then about 2 us, against
+        35 us to open, write and close it)."""
+        if self._weight_fd is None:
+            name = "cpu.weight" if self.v2 else "cpu.shares"
+            self._weight_fd = os.open(self.paths["cpu"] / name, os.O_WRONLY | os.O_CLOEXEC)
         if self.v2:
-            self._write("cpu", "cpu.weight", str(RESTING_WEIGHT if resting else TURN_WEIGHT))
+            value = RESTING_WEIGHT if resting else TURN_WEIGHT
         else:
-            self._write("cpu", "cpu.shares", str(RESTING_SHARES if resting else TURN_SHARES))
+            value = RESTING_SHARES if resting else TURN_SHARES
+        os.pwrite(self._weight_fd, b"%d" % value, 0)
 
     def _set_limits(self, memory: int, pids: int, cpus: float,
                     cpuset: Sequence[int] | None) -> None:
@@ -316,6 +323,9 @@ class Group:
 
     def remove(self) -> None:
         """Remove the group's directories (kills what is left in it first)."""
+        if self._weight_fd is not None:
+            os.close(self._weight_fd)
+            self._weight_fd = None
         self.kill()
         for d in self.directories():
             for _ in range(50):  # a killed process leaves the group once it is reaped
