@@ -19,11 +19,12 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING
 
 import grpc
 
-from harness.errors import BundleError, ConfigError, UploadLimit
+from harness.errors import ConfigError, UploadLimit
+from harness.hosting.calls import Context, OneAtATime, abort, upload_format
 from harness.hosting.files import Stored, receive_bundle
 from harness.ladder.registry import RegisteredBot, Token
 from harness.ladder.state import RunningLadder
@@ -40,13 +41,6 @@ DAY = timedelta(days=1)
 HEADER_TIMEOUT_S = 30.0
 """How long a SubmitBot call (its token already checked) may take to send its header."""
 
-Context = grpc.aio.ServicerContext[Any, Any]
-
-
-async def _abort(context: Context, code: grpc.StatusCode, text: str) -> NoReturn:
-    await context.abort(code, text)
-    raise AssertionError("not reached: abort raises")
-
 
 def _bearer(context: Context) -> str:
     metadata = dict(context.invocation_metadata() or ())
@@ -60,7 +54,7 @@ class Submissions:
     def __init__(self, runtime: RunningLadder, server: RefereeServer) -> None:
         self.runtime = runtime
         self.server = server
-        self._active: set[str] = set()  # bots with an upload under way
+        self._uploads = OneAtATime()
 
     async def _caller(self, context: Context) -> RegisteredBot | None:
         """Who calls, from the call's token alone (before anything is read): the bot
@@ -81,9 +75,9 @@ class Submissions:
         ``name``'s bot: a bot's token acts for its own bot only."""
         base = name.split("@", 1)[0]
         if entrant is not None and entrant.base != base:
-            await _abort(context, grpc.StatusCode.PERMISSION_DENIED,
-                         f"a bot's token submits and reads only its own bot "
-                         f"({entrant.base}); use the operator token for {base!r}")
+            await abort(context, grpc.StatusCode.PERMISSION_DENIED,
+                        f"a bot's token submits and reads only its own bot "
+                        f"({entrant.base}); use the operator token for {base!r}")
 
     async def submit(self, requests: AsyncIterator[lp.SubmitBotRequest],
                      context: Context) -> tuple[RegisteredBot, Token, str, str]:
@@ -96,25 +90,22 @@ class Submissions:
         try:
             first = await asyncio.wait_for(anext(aiter(requests), None), HEADER_TIMEOUT_S)
         except TimeoutError:
-            await _abort(context, grpc.StatusCode.DEADLINE_EXCEEDED,
-                         f"no header within {HEADER_TIMEOUT_S:g} s")
+            await abort(context, grpc.StatusCode.DEADLINE_EXCEEDED,
+                        f"no header within {HEADER_TIMEOUT_S:g} s")
         if first is None or first.WhichOneof("part") != "header":
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
-                         "the first message of SubmitBot must be its header")
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                        "the first message of SubmitBot must be its header")
         header = first.header
         await self._own(context, caller, header.name)
-        try:
-            fmt = lp.header_format(header.format)
-        except ValueError as e:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
-        try:
+        fmt = await upload_format(context, header)
+        # Whatever happens, nothing of the bundle is left in ``tmp/`` once the block
+        # ends (before any answer is sent).
+        async with self._uploads.receiving(context, header.name.split("@", 1)[0]):
             if caller is not None:
                 self._check_daily_limit(caller.base)
-            stored, (entrant, token) = await self._receive(requests, header, fmt)
-        except UploadLimit as e:
-            await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(e))
-        except BundleError as e:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            stored = await receive_bundle(self.runtime.uploads, fmt, header.size,
+                                          header.sha256, requests)
+            entrant, token = self._register(header, stored)
         log.info("%s submitted (sha256 %s, %s)", entrant.name, stored.sha256,
                  stored.manifest.runtime)
         state = self.runtime.hosting.submitted(entrant.name)
@@ -133,22 +124,6 @@ class Submissions:
                               f"hours, this ladder's limit for a bot's token ([ladder] "
                               f"submissions_per_day = {limit}); the next is accepted from "
                               f"{after}")
-
-    async def _receive(self, requests: AsyncIterator[lp.SubmitBotRequest],
-                       header: lp.SubmitHeader, fmt: str
-                       ) -> tuple[Stored, tuple[RegisteredBot, Token]]:
-        """The bundle received, stored and registered; whatever happens, nothing of it
-        is left in ``tmp/`` when this returns or raises (before any answer is sent)."""
-        base = header.name.split("@", 1)[0]
-        if base in self._active:
-            raise UploadLimit(f"an upload of {base} is in progress: one at a time")
-        self._active.add(base)
-        try:
-            stored = await receive_bundle(self.runtime.uploads, fmt, header.size,
-                                          header.sha256, requests)
-            return stored, self._register(header, stored)
-        finally:
-            self._active.discard(base)
 
     def _register(self, header: lp.SubmitHeader, stored: Stored) -> tuple[RegisteredBot, Token]:
         """The new version, recorded as hosted with ``stored`` in the same transaction."""
@@ -174,8 +149,8 @@ class Submissions:
         await self._authorize(context, request.name)
         hosted = self.runtime.uploads.get(request.name)
         if hosted is None:
-            await _abort(context, grpc.StatusCode.NOT_FOUND,
-                         f"no hosted bot named {request.name!r} (submitted bots only)")
+            await abort(context, grpc.StatusCode.NOT_FOUND,
+                        f"no hosted bot named {request.name!r} (submitted bots only)")
         text = await asyncio.to_thread(self.runtime.uploads.read_log, request.name)
         return lp.GetBuildLogResponse(build_state=hosted.state, detail=hosted.detail,
                                       log=text)

@@ -22,13 +22,13 @@ import os
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, NoReturn
 
 import grpc
 
-from harness.errors import BundleError, ConfigError, HarnessError, UploadLimit
+from harness.errors import ConfigError, HarnessError
 from harness.hosting.build import BuildPolicy, build, run_folder
 from harness.hosting.bundle import Manifest
+from harness.hosting.calls import Context, OneAtATime, abort, upload_format
 from harness.hosting.files import (
     BUILD_FAILED,
     BUILDING,
@@ -40,7 +40,6 @@ from harness.hosting.files import (
     Stored,
     receive_bundle,
 )
-from harness.protocol import ladder as lp
 from harness.protocol import operator as op
 from harness.sandbox import check_available
 from harness.tournament.config import TournamentConfig
@@ -49,15 +48,9 @@ __all__ = ["UPLOADS_FOLDER", "ServeHosting"]
 
 log = logging.getLogger("euchre.tournament")
 
-Context = grpc.aio.ServicerContext[Any, Any]
 UPLOADS_FOLDER = ".uploads"
 _BASE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _VERSION = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]{0,63})@([1-9][0-9]{0,8})")
-
-
-async def _abort(context: Context, code: grpc.StatusCode, text: str) -> NoReturn:
-    await context.abort(code, text)
-    raise AssertionError("not reached: abort raises")
 
 
 class ServeHosting:
@@ -70,7 +63,7 @@ class ServeHosting:
                                  disk_reserve=disk_reserve)
         self.versions = self.files.folder / "versions"
         self.policy = policy or BuildPolicy()
-        self._active: set[str] = set()  # bases with an upload under way
+        self._uploads = OneAtATime()
         self._builds: dict[str, asyncio.Task[None]] = {}
         self._build_lock: asyncio.Lock | None = None
         self.files.sweep_except(h.sha256 for h in self.all())
@@ -181,37 +174,24 @@ class ServeHosting:
                      context: Context) -> op.SubmitHostedBotResponse:
         first = await anext(aiter(requests), None)
         if first is None or first.WhichOneof("part") != "header":
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
-                         "the first message of SubmitHostedBot must be its header")
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                        "the first message of SubmitHostedBot must be its header")
         header = first.header
         base = header.name
         if not _BASE.fullmatch(base):
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
-                         f"a hosted bot's name is 1-64 letters, digits, '.', '_' or '-' "
-                         f"(no @N: each submission is the next version); got {base!r}")
-        try:
-            fmt = lp.header_format(header.format)
-        except ValueError as e:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                        f"a hosted bot's name is 1-64 letters, digits, '.', '_' or '-' "
+                        f"(no @N: each submission is the next version); got {base!r}")
+        fmt = await upload_format(context, header)
         try:
             check_available()
         except HarnessError as e:
-            await _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
-                         f"this referee cannot host bots: {e}")
-        if base in self._active:
-            await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
-                         f"an upload of {base} is in progress: one at a time")
-        self._active.add(base)
-        try:
+            await abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+                        f"this referee cannot host bots: {e}")
+        async with self._uploads.receiving(context, base):
             stored = await receive_bundle(self.files, fmt, header.size, header.sha256,
                                           requests)
             name = self._register(base, stored)
-        except UploadLimit as e:
-            await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(e))
-        except BundleError as e:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
-        finally:
-            self._active.discard(base)
         log.info("%s submitted (sha256 %s, %s)", name, stored.sha256,
                  stored.manifest.runtime)
         self._kick()
@@ -230,9 +210,9 @@ class ServeHosting:
         self._kick()
         hosted = self.get(request.name)
         if hosted is None:
-            await _abort(context, grpc.StatusCode.NOT_FOUND,
-                         f"no hosted bot named {request.name!r} on this referee (versions "
-                         f"are NAME@N)")
+            await abort(context, grpc.StatusCode.NOT_FOUND,
+                        f"no hosted bot named {request.name!r} on this referee (versions "
+                        f"are NAME@N)")
         text = await asyncio.to_thread(self.files.read_log, request.name)
         return op.GetHostedBuildLogResponse(build_state=hosted.state, detail=hosted.detail,
                                             log=text)
