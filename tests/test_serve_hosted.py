@@ -2,18 +2,21 @@
 over real gRPC, built in a box, named by a tournament started with ``ctl start`` (``[[bot]]
 hosted = "NAME@N"``) and played in a box, its games stored without a fault; a version
 whose build failed is refused by ``ctl start`` with the reason; a build cut by kill -9
-runs again after a restart.
+runs again after a restart; a bundle over the cap, or a second upload of a bot while its
+first is under way, is refused and leaves nothing.
 
 Boxes need bubblewrap and cgroups (root): without them these tests skip, except in CI
 (``CI`` set), where they fail."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,9 +25,10 @@ import pytest
 from configs import Bot, bot, toml_config
 from sandbox_support import require_boxes
 from serve_support import Serve, ctl, end, stub, watch_until
-from submit_support import python_bot
+from submit_support import python_bot, tar_gz
 from waiting import PROCESS_POLL_S
 
+from harness.protocol import ladder as lp
 from harness.protocol import operator as op
 from harness.sandbox import spare_cpus
 from harness.storage.results import ResultsStore
@@ -188,3 +192,36 @@ def test_a_bundle_over_the_serve_cap_is_refused_and_leaves_nothing(running: Host
     listed = ctl(running.address, "--json", "build-log", "too-big@1")
     assert listed.returncode == 2 and "no hosted bot named" in listed.stderr, listed.stderr
     assert not list((running.output / ".uploads" / "tmp").glob("*"))
+
+
+def test_one_upload_at_a_time_per_bot(running: HostServe, tmp_path: Path) -> None:
+    """While an upload of a bot is under way, a second one of the same bot is refused
+    (RESOURCE_EXHAUSTED: ``ctl submit`` says so and exits 2); the first completes, and
+    the next upload after it is the next version."""
+    folder = python_bot(tmp_path / "bot")
+    bundle = tar_gz(folder)
+    release = threading.Event()
+
+    def held() -> Iterator[op.SubmitHostedBotRequest]:
+        yield op.SubmitHostedBotRequest(header=lp.SubmitHeader(
+            name="held", format=lp.BUNDLE_FORMATS["tar.gz"], size=len(bundle),
+            sha256=hashlib.sha256(bundle).hexdigest()))
+        half = max(1, len(bundle) // 2)
+        yield op.SubmitHostedBotRequest(chunk=bundle[:half])
+        release.wait(120)
+        yield op.SubmitHostedBotRequest(chunk=bundle[half:])
+
+    leftovers = running.output / ".uploads" / "tmp"
+    with grpc.insecure_channel(running.address) as channel:
+        try:
+            first = stub(channel).SubmitHostedBot.future(held(), timeout=300)
+            running.wait_for(lambda: leftovers.is_dir() and any(leftovers.iterdir()),
+                             "the first upload under way")
+            second = ctl(running.address, "submit", "held", str(folder))
+            assert second.returncode == 2, second.stderr
+            assert "an upload of held is in progress: one at a time" in second.stderr
+        finally:
+            release.set()
+        assert first.result().name == "held@1"
+    assert submitted(running, folder, "held") == "held@2"
+    assert not list(leftovers.glob("*"))
