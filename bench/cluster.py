@@ -109,7 +109,7 @@ def _per_worker_count(args: argparse.Namespace,
     base = None
     for n in args.workers:
         with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                          dashboard_address=None) as lc:
+                          dashboard_address="127.0.0.1:0") as lc:
             rate, games, played = measure(n, lc.scheduler_address)
         base = base or rate
         goal = f" (target x{0.85 * n:.2f})" if target else ""
@@ -132,7 +132,7 @@ def overhead(args: argparse.Namespace, tmp: Path) -> None:
     local: list[float] = []
     dask: list[float] = []
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as lc:
+                      dashboard_address="127.0.0.1:0") as lc:
         for run in range(args.runs):
             local.append(steady_rate(tmp / f"local{run}", RANDOM, 0, games, 1,
                                      {"concurrency": "1"})[1])

@@ -67,7 +67,7 @@ def run(cfg: TournamentConfig, **kw: Any) -> RunState:
 def local_cluster() -> Iterator[tuple[LocalCluster, Client]]:
     """Two worker processes, one game at a time each."""
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as lc, Client(lc) as client:
+                      dashboard_address="127.0.0.1:0") as lc, Client(lc) as client:
         yield lc, client
 
 

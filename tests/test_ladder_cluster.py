@@ -143,7 +143,7 @@ def test_house_sets_are_played_on_the_workers_and_registered_bots_on_the_referee
 @pytest.fixture
 def cluster() -> Iterator[tuple[LocalCluster, Client]]:
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as lc, Client(lc) as client:
+                      dashboard_address="127.0.0.1:0") as lc, Client(lc) as client:
         yield lc, client
 
 
