@@ -10,6 +10,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -171,33 +172,45 @@ def test_a_box_computing_between_its_turns_takes_no_cpu_from_the_bot_whose_turn_
         boxes: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On the wall clock, a bot whose thread spins all game long shares one CPU with a
     bot that computes 0.1 s at each decision. Between its turns the spinner's box rests at
-    the lowest CPU weight, so in the worker's turns it gets almost none of that CPU.
-    Counted from both boxes' cgroups at the start and end of each of the worker's turns,
-    the spinner gets under a fifth of the worker's CPU (about as much, were the weights
-    equal). Both boxes are on the same one CPU, so a load from outside slows both alike:
-    the ratio holds however loaded the machine."""
+    the lowest CPU weight, so while the worker computes it gets almost none of that CPU.
+
+    Both boxes' CPU time is sampled from their cgroups every few milliseconds. Counted
+    over the stretches inside the worker's turns in which the worker used the CPU (at
+    least a tenth of the stretch: not those in which its request or reply was in
+    transit, nor the first and last stretch of a turn), the spinner gets under a fifth of
+    the worker's CPU; with equal weights it gets about as much. Both boxes are on the same
+    one CPU, so a load from outside slows both alike: the ratio holds however loaded the
+    machine."""
     limits = BoxLimits(cpuset=(max(os.sched_getaffinity(0)),))
-    names = ("spinner", "worker")
-    used = dict.fromkeys(names, 0)  # CPU ns of each box in the worker's turns
-    marks: dict[str, int] = {}
-    arenas: list[Arena] = []
+    procs: dict[str, BoxedBotProcess] = {}
+    samples: list[tuple[float, int, int]] = []  # wall s, spinner's and worker's CPU ns
+    opened: list[int] = []
+    turns: list[tuple[int, int]] = []  # the worker's turns, as indices into samples
+    done = threading.Event()
     original = BoxedBotProcess.turn
 
     def turn(self: BoxedBotProcess, on: bool) -> None:
-        if self.name == "worker":
-            now = {name: first_process(arenas[0], name).cpu_ns() or 0 for name in names}
+        procs[self.name] = self
+        if self.name == "worker" and "spinner" in procs:  # both sampled from here on
             if on:
-                marks.update(now)
-            else:
-                for name in names:
-                    used[name] += now[name] - marks[name]
+                opened.append(len(samples))
+            elif opened:
+                turns.append((opened.pop(), len(samples)))
         original(self, on)
+
+    def cpu(name: str) -> int:
+        proc = procs.get(name)
+        return (proc.cpu_ns() or 0) if proc is not None else 0
+
+    def sample() -> None:
+        while not done.is_set():
+            samples.append((time.monotonic(), cpu("spinner"), cpu("worker")))
+            done.wait(0.005)
 
     monkeypatch.setattr(BoxedBotProcess, "turn", turn)
 
     async def main() -> None:
         async with Arena(log_dir=tmp_path / "logs") as arena:
-            arenas.append(arena)
             add(arena, "spinner", boxed(box_bot_folder(tmp_path), "box_bot.py", limits,
                                         env={"BOX_BOT_MODE": "spinner"}))
             add(arena, "worker", boxed(box_bot_folder(tmp_path / "w"), "box_bot.py", limits,
@@ -207,9 +220,23 @@ def test_a_box_computing_between_its_turns_takes_no_cpu_from_the_bot_whose_turn_
                                       time_control=TimeControl(30.0, 0.0))
             assert result.termination is Termination.NORMAL and result.faults == ()
             assert (first_process(arena, "spinner").cpu_ns() or 0) > 10**8  # it did spin
-    asyncio.run(main())
-    assert used["worker"] >= 10**9, used  # ten decisions or more, 0.1 s each
-    assert used["spinner"] < used["worker"] / 5, used
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        asyncio.run(main())
+    finally:
+        done.set()
+        sampler.join()
+    worker = spinner = 0
+    for first, last in turns:
+        for i in range(first + 1, last - 2):  # stretches inside the turn, not its edges
+            (t0, s0, w0), (t1, s1, w1) = samples[i], samples[i + 1]
+            if w1 - w0 >= 0.1 * (t1 - t0) * 1e9:  # the worker computed in this stretch
+                worker += w1 - w0
+                spinner += s1 - s0
+    assert len(turns) >= 8 and worker >= 3 * 10**8, (len(turns), worker)
+    assert spinner < worker / 5, (spinner, worker)
 
 
 def test_processes_a_bot_leaves_behind_die_with_its_box(boxes: None, tmp_path: Path) -> None:
