@@ -139,8 +139,7 @@ class Arena:
                 if proc is not None:
                     proc.turn(on)
 
-            boxed = any(i.entrant.command is not None and i.entrant.command.sandbox
-                        is not None for i in instances)
+            boxed = any(i.entrant.boxed for i in instances)
             runner = GameRunner(game_id, config, seed, sessions, seats, time_control=tc,
                                 policy=policy, stop=self.stop_games, crashed=crashed,
                                 cpu_ns=cpu_ns, turn=turn if boxed else None)

@@ -60,6 +60,11 @@ class Entrant:
     def remote(self) -> bool:
         return self.command is None
 
+    @property
+    def boxed(self) -> bool:
+        """A local bot run in a box (harness.sandbox)."""
+        return self.command is not None and self.command.sandbox is not None
+
 
 class Instance:
     """One seat instance: a slot, and for a local bot its process."""
@@ -110,7 +115,7 @@ class BotPool:
             raise ConfigError(entrant.name, f"a remote bot here needs {instances} tokens "
                                             f"(one per seat instance); got "
                                             f"{len(entrant.tokens)}")
-        if entrant.command is not None and entrant.command.sandbox is not None:
+        if entrant.boxed:
             check_available()  # a boxed bot never runs unboxed: refuse here, in one line
         self.entrants[entrant.name] = entrant
         requires = None
