@@ -212,10 +212,12 @@ def test_one_upload_at_a_time_per_bot(running: HostServe, tmp_path: Path) -> Non
         yield op.SubmitHostedBotRequest(chunk=bundle[half:])
 
     leftovers = running.output / ".uploads" / "tmp"
+    before = set(leftovers.iterdir()) if leftovers.is_dir() else set()
     with grpc.insecure_channel(running.address) as channel:
         try:
             first = stub(channel).SubmitHostedBot.future(held(), timeout=300)
-            running.wait_for(lambda: leftovers.is_dir() and any(leftovers.iterdir()),
+            # The first upload's own file (not one an earlier test left) shows it is held.
+            running.wait_for(lambda: leftovers.is_dir() and set(leftovers.iterdir()) - before,
                              "the first upload under way")
             second = ctl(running.address, "submit", "held", str(folder))
             assert second.returncode == 2, second.stderr
