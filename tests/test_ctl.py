@@ -114,7 +114,8 @@ def test_ctl_status_shows_the_anchor_at_its_rating_and_a_sweep_above_it(
     assert f"all games won: above {bound:+d}" in report and "+0 (anchor)" in report
 
 
-def test_ctl_says_so_before_it_sends_a_token_off_this_machine_without_tls() -> None:
+def test_ctl_says_so_before_it_sends_a_token_off_this_machine_without_tls(
+        tmp_path: Path) -> None:
     # The token would cross the network in clear, for anyone on the way to read. The
     # address is one no machine has (TEST-NET-1): the call fails after the note.
     far = ctl("192.0.2.1:50051", "--timeout", "1", "list",
@@ -122,6 +123,18 @@ def test_ctl_says_so_before_it_sends_a_token_off_this_machine_without_tls() -> N
     assert far.returncode == 2
     assert far.stderr.startswith("note: sending a token to 192.0.2.1:50051 without TLS")
     assert TOKEN not in far.stdout + far.stderr
+    # The same for a bot's own token, given in the environment or as --bot-token.
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "bot.toml").write_text('runtime = "python"\ncommand = ["bot.py"]\n')
+    (folder / "bot.py").write_text("")
+    for env, flag in (({"EUCHRE_BOT_TOKEN": TOKEN}, ()), ({}, ("--bot-token", TOKEN))):
+        sent = ctl("192.0.2.1:50051", "--timeout", "1", "submit", "mine", str(folder),
+                   *flag, env=env)
+        assert sent.returncode == 2
+        assert sent.stderr.startswith("note: sending a token to 192.0.2.1:50051 without "
+                                      "TLS"), sent.stderr
+        assert TOKEN not in sent.stdout + sent.stderr
     for here in ("127.0.0.1:50051", "localhost:50051", "[::1]:50051", "unix:/tmp/x.sock"):
         assert _on_this_machine(here), here
     for there in ("192.0.2.1:50051", "example.org:443", "dns:///example.org:443",

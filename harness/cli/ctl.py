@@ -171,7 +171,8 @@ async def _run(args: argparse.Namespace) -> int:
     address = _address(args)
     ca = ca_file(args.tls_ca)
     if ca is None and not _on_this_machine(address) and (
-            _metadata(args) or os.environ.get("EUCHRE_BOT_TOKEN")):
+            _metadata(args) or getattr(args, "bot_token", None)
+            or os.environ.get("EUCHRE_BOT_TOKEN")):
         print(f"note: sending a token to {address} without TLS: anyone on the way can read "
               f"it (give --tls-ca with the referee's certificate)", file=sys.stderr)
     try:

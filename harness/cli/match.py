@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness import keep_secret
 from harness.cli import COMMANDS
 from harness.cli.common import (
     add_listen_flags,
@@ -110,6 +111,7 @@ def _token(name: str, written: str) -> str:
     if not written.startswith("env:"):
         return written
     variable = written.removeprefix("env:")
+    keep_secret(variable)  # the seat's token: no bot this process starts may read it
     value = os.environ.get(variable, "")
     if not value:
         raise HarnessError(f"--bot {name}: the environment variable {variable!r} (for "
