@@ -276,7 +276,8 @@ class FakeSeat:
     def post(self, message: wire.Outgoing) -> None:
         self._outbox.append(message)
 
-    async def flush(self, last: wire.Outgoing | None = None) -> None:
+    async def flush(self, last: wire.Outgoing | None = None, *,
+                    timeout: float = 0.0) -> None:
         queued, self._outbox = self._outbox, []
         for message in [*queued, *([last] if last is not None else [])]:
             await self.send(message)

@@ -79,7 +79,8 @@ class InProcessSession:
     def post(self, message: Outgoing) -> None:
         self._outbox.append(message)
 
-    async def flush(self, last: Outgoing | None = None) -> None:
+    async def flush(self, last: Outgoing | None = None, *,
+                    timeout: float = 0.0) -> None:  # delivered at once: no timeout
         queued, self._outbox = self._outbox, []
         if last is not None:
             queued.append(last)

@@ -31,6 +31,7 @@ from harness.referee.outcome import (
     Termination,
     TimeControl,
 )
+from harness.referee.session import WRITE_TIMEOUT
 from harness.rules.actions import Action
 from harness.rules.config import Form, RulesConfig
 from harness.rules.game import Game
@@ -41,6 +42,7 @@ from harness.rules.scoring import team_of
 log = logging.getLogger("euchre.match")
 
 CPU_POLL_SECONDS = 0.005  # how often a decision on the CPU clock reads the bot's CPU time
+WRITE_GRACE = 0.1  # seconds the game may wait for a bot to read its events, uncharged
 
 
 class Seat(Protocol):
@@ -54,7 +56,11 @@ class Seat(Protocol):
 
     def post(self, message: Outgoing) -> None: ...
 
-    async def flush(self, last: Outgoing | None = None) -> None: ...
+    async def flush(self, last: Outgoing | None = None, *,
+                    timeout: float = WRITE_TIMEOUT) -> None:
+        """Send what is queued; a bot that does not read it for ``timeout`` seconds is
+        disconnected."""
+        ...
 
     async def decide(self, request_id: int, request: Outgoing,
                      timeout: float) -> DecisionReply:
@@ -134,6 +140,9 @@ class GameRunner:
         # also takes the CPU the boxes share from them) is not free.
         self._cpu_since: list[int | None] = [None] * config.players
         self._strikes = [0] * config.players
+        # Why a seat's time ran out while the game waited for it to read its messages
+        # (charged as a timeout at its next decision), per seat.
+        self._overdrawn: list[str | None] = [None] * config.players
         self._request_id = 0  # the last request's id (ids are numbered per stream)
         self._cursor = (0, 0)
         self._tricks_in_hand = 0
@@ -148,10 +157,31 @@ class GameRunner:
     def _post(self, seat: int, msg: Outgoing) -> None:
         self.seats[seat].post(msg)
 
-    async def _flush(self, session: Seat, last: Outgoing | None = None) -> None:
+    async def _flush(self, session: Seat, last: Outgoing | None = None, *,
+                     timeout: float = WRITE_TIMEOUT) -> None:
         # A closed stream is noticed (and charged) when the seat is next asked to decide.
         with contextlib.suppress(BotTerminatedError):
-            await session.flush(last)
+            await session.flush(last, timeout=timeout)
+
+    async def _flush_events(self, seat: int) -> None:
+        """Send a seat that takes every message at once (no bundles) the events queued
+        for it. The game waits while the bot does not read them, so that time is the
+        bot's: beyond :data:`WRITE_GRACE` it comes off its bank, and once the bank is
+        empty the bot's time has run out (a timeout at its next decision). A write blocked
+        for longer than what is left of its bank (at least :data:`WRITE_GRACE`, at most
+        :data:`WRITE_TIMEOUT`) ends its stream."""
+        session = self.seats[seat]
+        bank = self._banks[seat]
+        t0 = time.monotonic()
+        await self._flush(session, timeout=min(WRITE_TIMEOUT, WRITE_GRACE + bank))
+        over = time.monotonic() - t0 - WRITE_GRACE
+        if over <= 0:
+            return
+        self._banks[seat] = max(0.0, bank - over)
+        if over > bank and self._overdrawn[seat] is None:
+            self._overdrawn[seat] = (f"{self.names[seat]}: its time ran out while the game "
+                                     f"waited {over + WRITE_GRACE:.3f}s for it to read its "
+                                     f"messages (bank {bank:.3f}s)")
 
     def _queue_events(self) -> None:
         """Queue every new engine event for the seats that may see it. Runs after every
@@ -209,11 +239,11 @@ class GameRunner:
         detail = ""
         loser: int | None = None
         game = self.game
-        eager = [s for s in self.seats if not s.bundles]  # bots sent every message at once
-        while True:
+        eager = [i for i, s in enumerate(self.seats) if not s.bundles]  # sent every message
+        while True:                                                        # at once
             self._queue_events()
-            for session in eager:
-                await self._flush(session)
+            for s in eager:
+                await self._flush_events(s)
             if game.outcome is not None:
                 break
             if self.stop is not None and self.stop.is_set():
@@ -249,6 +279,12 @@ class GameRunner:
         observer = self._observers[seat]
         request = None if observer is not None else messages.decision_request_bytes(
             self._request_id, obs, int(budget * 1000), int(self._banks[seat] * 1000))
+        overdrawn, self._overdrawn[seat] = self._overdrawn[seat], None
+        if overdrawn is not None:  # not asked: its time ran out before its turn
+            self._request_id = 0  # no request of its own to name
+            self.decision_ms.append(0.0)
+            return None, Fault(seat, self.names[seat], FaultKind.TIMEOUT, overdrawn,
+                               len(game.hands) - 1, len(self.decision_ms) - 1)
         t0 = time.monotonic()
         cpu0 = self._cpu(seat)
         if cpu0 is not None:  # charged from its last reply (or the game's start) on

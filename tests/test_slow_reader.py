@@ -1,0 +1,99 @@
+"""A bot that reads its stream slowly makes the game wait for it, so that time is its own:
+beyond a small grace per write it comes off the bot's bank, and once the bank is empty
+the bot's time has run out (a timeout at its next decision). Before, a bot that held each
+write of the game's events for up to the write timeout (10 s) stalled its game, and the
+other seats in it, for as long as it liked, at no cost.
+
+Over real gRPC: the slow reader is a client here that takes no bundles, shrinks its
+receive window to one byte (any gRPC client can) and waits before each read; it answers
+its own decisions at once. The other three seats are sample bots in their own
+processes."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from harness.protocol import messages, rpb, rpb_grpc
+from harness.referee.arena import Arena
+from harness.referee.match import WRITE_GRACE
+from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, Termination, TimeControl
+from harness.referee.pool import Entrant
+from harness.referee.process import BotCommand
+from harness.rules.config import RulesConfig
+
+REPO = Path(__file__).resolve().parent.parent
+TOKEN = "slow-reader-seat"
+# One byte of receive window: the referee's write blocks until the bot reads.
+WINDOW = [("grpc.http2.lookahead_bytes", 1), ("grpc.http2.bdp_probe", 0)]
+
+
+async def reader(address: str, pause: float) -> None:
+    """Play one seat, waiting ``pause`` seconds before each read; answer at once."""
+    replies: asyncio.Queue[rpb.ConnectRequest | None] = asyncio.Queue()
+
+    async def requests() -> AsyncIterator[rpb.ConnectRequest]:
+        yield messages.hello("slow", "1", TOKEN, bundles=False)
+        while (reply := await replies.get()) is not None:
+            yield reply
+
+    rng = random.Random(7)
+    async with grpc.aio.insecure_channel(address, options=WINDOW) as channel:
+        call = rpb_grpc.RefereeServiceStub(channel).Connect(requests())
+        try:
+            while True:
+                await asyncio.sleep(pause)
+                message = await call.read()
+                if not isinstance(message, rpb.ConnectResponse) or message.WhichOneof(
+                        "payload") == "game_over":  # the end of the stream, or of the game
+                    return
+                if message.WhichOneof("payload") == "decision_request":
+                    request = message.decision_request
+                    await replies.put(rpb.ConnectRequest(decision_reply=rpb.DecisionReply(
+                        request_id=request.request_id,
+                        action=rng.choice(list(request.legal_actions)))))
+        except grpc.aio.AioRpcError:
+            return  # the referee ended the stream
+        finally:
+            await replies.put(None)
+
+
+async def play(tmp_path: Path, pause: float) -> GameResult:
+    names = ["slow", "random-1", "random-2", "random-3"]
+    async with Arena(log_dir=tmp_path) as arena:
+        arena.add(Entrant("slow", tokens=(TOKEN,)), 1)
+        for name in names[1:]:
+            arena.add(Entrant(name, BotCommand(
+                (sys.executable, "-m", "sample_bots.random_bot"), cwd=str(REPO))), 1)
+        client = asyncio.ensure_future(reader(arena.server.address, pause))
+        try:
+            return await arena.play("g-1", RulesConfig(target=3), 11, names,
+                                    time_control=TimeControl.parse("1+2"),
+                                    policy=FaultPolicy())
+        finally:
+            client.cancel()
+            await asyncio.gather(client, return_exceptions=True)
+
+
+@pytest.mark.long
+def test_a_bot_that_holds_the_games_writes_pays_with_its_bank_then_times_out(
+        tmp_path: Path) -> None:
+    # Each read comes three graces late: 0.2 s a write past the grace, off a 2 s bank.
+    result = asyncio.run(play(tmp_path, 3 * WRITE_GRACE))
+    assert result.termination is Termination.FORFEIT, result
+    (fault,) = result.faults
+    assert (fault.bot, fault.kind) == ("slow", FaultKind.TIMEOUT), fault
+    assert "its time ran out while the game waited" in fault.detail, fault.detail
+    assert "to read its messages" in fault.detail, fault.detail
+
+
+def test_a_bot_that_reads_at_once_is_never_charged_for_the_writes(tmp_path: Path) -> None:
+    result = asyncio.run(play(tmp_path, 0.0))
+    assert result.termination is Termination.NORMAL, result
+    assert result.faults == ()
