@@ -1,6 +1,6 @@
 """A bot that reads its stream slowly makes the game wait for it, so that time is its own:
-beyond a small grace per write it comes off the bot's bank, and once the bank is empty
-the bot's time has run out (a timeout at its next decision). Before, a bot that held each
+past a few seconds a game it comes off the bot's bank, and once the bank is empty the
+bot's time has run out (a timeout at its next decision). Before, a bot that held each
 write of the game's events for up to the write timeout (10 s) stalled its game, and the
 other seats in it, for as long as it liked, at no cost.
 
@@ -22,7 +22,6 @@ import pytest
 
 from harness.protocol import messages, rpb, rpb_grpc
 from harness.referee.arena import Arena
-from harness.referee.match import WRITE_GRACE
 from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, Termination, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
@@ -84,8 +83,8 @@ async def play(tmp_path: Path, pause: float) -> GameResult:
 @pytest.mark.long
 def test_a_bot_that_holds_the_games_writes_pays_with_its_bank_then_times_out(
         tmp_path: Path) -> None:
-    # Each read comes three graces late: 0.2 s a write past the grace, off a 2 s bank.
-    result = asyncio.run(play(tmp_path, 3 * WRITE_GRACE))
+    # Each read comes 0.3 s late: past the game's free waits, that comes off a 2 s bank.
+    result = asyncio.run(play(tmp_path, 0.3))
     assert result.termination is Termination.FORFEIT, result
     (fault,) = result.faults
     assert (fault.bot, fault.kind) == ("slow", FaultKind.TIMEOUT), fault

@@ -42,7 +42,13 @@ from harness.rules.scoring import team_of
 log = logging.getLogger("euchre.match")
 
 CPU_POLL_SECONDS = 0.005  # how often a decision on the CPU clock reads the bot's CPU time
-WRITE_GRACE = 0.1  # seconds the game may wait for a bot to read its events, uncharged
+# The game's waits for a bot without bundles to read its events (_flush_events): what
+# passes the grace of each wait counts; the first READ_ALLOWANCE seconds so counted in a
+# game are free, the rest comes off the bank. A blocked write is cut no sooner than
+# MIN_WRITE_CUT seconds.
+WRITE_GRACE = 0.02
+READ_ALLOWANCE = 2.0
+MIN_WRITE_CUT = 1.0
 
 
 class Seat(Protocol):
@@ -143,6 +149,7 @@ class GameRunner:
         # Why a seat's time ran out while the game waited for it to read its messages
         # (charged as a timeout at its next decision), per seat.
         self._overdrawn: list[str | None] = [None] * config.players
+        self._free_waits = [READ_ALLOWANCE] * config.players  # what is left of them
         self._request_id = 0  # the last request's id (ids are numbered per stream)
         self._cursor = (0, 0)
         self._tricks_in_hand = 0
@@ -166,22 +173,29 @@ class GameRunner:
     async def _flush_events(self, seat: int) -> None:
         """Send a seat that takes every message at once (no bundles) the events queued
         for it. The game waits while the bot does not read them, so that time is the
-        bot's: beyond :data:`WRITE_GRACE` it comes off its bank, and once the bank is
-        empty the bot's time has run out (a timeout at its next decision). A write blocked
-        for longer than what is left of its bank (at least :data:`WRITE_GRACE`, at most
-        :data:`WRITE_TIMEOUT`) ends its stream."""
+        bot's. Of each wait, what passes :data:`WRITE_GRACE` counts; a game's first
+        :data:`READ_ALLOWANCE` seconds so counted are free (the referee's own pauses, a
+        garbage collection or a loaded machine, also fall in them), the rest comes off
+        the bot's bank, and once the bank is empty its time has run out (a timeout at
+        its next decision). A write blocked for longer than the free time and bank left
+        (at least :data:`MIN_WRITE_CUT`, at most :data:`WRITE_TIMEOUT`) ends its stream."""
         session = self.seats[seat]
-        bank = self._banks[seat]
+        bank, free = self._banks[seat], self._free_waits[seat]
         t0 = time.monotonic()
-        await self._flush(session, timeout=min(WRITE_TIMEOUT, WRITE_GRACE + bank))
-        over = time.monotonic() - t0 - WRITE_GRACE
+        await self._flush(session, timeout=min(WRITE_TIMEOUT,
+                                               max(MIN_WRITE_CUT, free + bank + WRITE_GRACE)))
+        waited = time.monotonic() - t0 - WRITE_GRACE
+        if waited <= 0:
+            return
+        self._free_waits[seat] = max(0.0, free - waited)
+        over = waited - free
         if over <= 0:
             return
         self._banks[seat] = max(0.0, bank - over)
         if over > bank and self._overdrawn[seat] is None:
             self._overdrawn[seat] = (f"{self.names[seat]}: its time ran out while the game "
-                                     f"waited {over + WRITE_GRACE:.3f}s for it to read its "
-                                     f"messages (bank {bank:.3f}s)")
+                                     f"waited for it to read its messages (the last wait "
+                                     f"{waited + WRITE_GRACE:.3f}s, its bank {bank:.3f}s)")
 
     def _queue_events(self) -> None:
         """Queue every new engine event for the seats that may see it. Runs after every
