@@ -46,7 +46,7 @@ CPU_POLL_SECONDS = 0.005  # how often a decision on the CPU clock reads the bot'
 # passes the grace of each wait counts; the first READ_ALLOWANCE seconds so counted in a
 # game are free, the rest comes off the bank. A blocked write is cut no sooner than
 # MIN_WRITE_CUT seconds.
-WRITE_GRACE = 0.02
+WRITE_GRACE = 0.1  # a turn of a busy event loop must not count
 READ_ALLOWANCE = 2.0
 MIN_WRITE_CUT = 1.0
 
