@@ -63,18 +63,22 @@ async def reader(address: str, pause: float) -> None:
             await replies.put(None)
 
 
-async def play(tmp_path: Path, pause: float) -> GameResult:
+async def play(tmp_path: Path, pause: float,
+               policy: FaultPolicy | None = None) -> GameResult:
     names = ["slow", "random-1", "random-2", "random-3"]
     async with Arena(log_dir=tmp_path) as arena:
         arena.add(Entrant("slow", tokens=(TOKEN,)), 1)
         for name in names[1:]:
             arena.add(Entrant(name, BotCommand(
-                (sys.executable, "-m", "sample_bots.random_bot"), cwd=str(REPO))), 1)
+                (sys.executable, "-m", "sample_bots.random_bot"), cwd=str(REPO),
+                env={"EUCHRE_BOT_SEED": "5"})), 1)
         client = asyncio.ensure_future(reader(arena.server.address, pause))
         try:
-            return await arena.play("g-1", RulesConfig(target=3), 11, names,
+            # A whole game to 10: one to 3 could end (a lone hand) before the slow
+            # reader's free seconds and bank are spent.
+            return await arena.play("g-1", RulesConfig(target=10), 11, names,
                                     time_control=TimeControl.parse("1+2"),
-                                    policy=FaultPolicy())
+                                    policy=policy or FaultPolicy())
         finally:
             client.cancel()
             await asyncio.gather(client, return_exceptions=True)
@@ -96,3 +100,14 @@ def test_a_bot_that_reads_at_once_is_never_charged_for_the_writes(tmp_path: Path
     result = asyncio.run(play(tmp_path, 0.0))
     assert result.termination is Termination.NORMAL, result
     assert result.faults == ()
+
+
+@pytest.mark.long
+def test_under_strikes_a_slow_reader_still_loses_the_game_it_stalls(tmp_path: Path) -> None:
+    # A strike plays for it and the game goes on; with its bank and free seconds spent,
+    # its next blocked write (after at least a second) ends its stream: it forfeits.
+    result = asyncio.run(play(tmp_path, 0.3, FaultPolicy.parse("strikes:3")))
+    assert result.termination is Termination.FORFEIT, result
+    assert {fault.bot for fault in result.faults} == {"slow"}, result.faults
+    assert "to read its messages" in result.faults[0].detail, result.faults
+    assert result.faults[0].kind is FaultKind.TIMEOUT, result.faults

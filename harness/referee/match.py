@@ -253,8 +253,9 @@ class GameRunner:
         detail = ""
         loser: int | None = None
         game = self.game
-        eager = [i for i, s in enumerate(self.seats) if not s.bundles]  # sent every message
-        while True:                                                        # at once
+        # The seats sent every message at once (their bots take no bundles).
+        eager = [i for i, s in enumerate(self.seats) if not s.bundles]
+        while True:
             self._queue_events()
             for s in eager:
                 await self._flush_events(s)
@@ -287,18 +288,14 @@ class GameRunner:
     async def _ask(self, seat: int) -> tuple[Action | None, Fault | None]:
         game = self.game
         session = self.seats[seat]
+        if self._overdrawn[seat] is not None:
+            return None, self._out_of_time(seat)
         budget = self.tc.per_decision + self._banks[seat]
         self._request_id = session.new_request_id()
         obs = game.observation(seat)
         observer = self._observers[seat]
         request = None if observer is not None else messages.decision_request_bytes(
             self._request_id, obs, int(budget * 1000), int(self._banks[seat] * 1000))
-        overdrawn, self._overdrawn[seat] = self._overdrawn[seat], None
-        if overdrawn is not None:  # not asked: its time ran out before its turn
-            self._request_id = 0  # no request of its own to name
-            self.decision_ms.append(0.0)
-            return None, Fault(seat, self.names[seat], FaultKind.TIMEOUT, overdrawn,
-                               len(game.hands) - 1, len(self.decision_ms) - 1)
         t0 = time.monotonic()
         cpu0 = self._cpu(seat)
         if cpu0 is not None:  # charged from its last reply (or the game's start) on
@@ -354,6 +351,16 @@ class GameRunner:
             return action, None
         return None, Fault(seat, self.names[seat], fault_kind, detail,
                            len(game.hands) - 1, len(self.decision_ms) - 1)
+
+    def _out_of_time(self, seat: int) -> Fault:
+        """The timeout of a seat whose time ran out while the game waited for it to read
+        its events (:meth:`_flush_events`): charged at its turn, with no request sent."""
+        detail, self._overdrawn[seat] = self._overdrawn[seat], None
+        assert detail is not None
+        self._request_id = 0  # no request of its own to name
+        self.decision_ms.append(0.0)
+        return Fault(seat, self.names[seat], FaultKind.TIMEOUT, detail,
+                     len(self.game.hands) - 1, len(self.decision_ms) - 1)
 
     def _cpu(self, seat: int) -> int | None:
         """The seat's CPU time in ns when the game is on the CPU clock and it is measured."""
