@@ -179,11 +179,9 @@ class GameRunner:
         the bot's bank, and once the bank is empty its time has run out (a timeout at
         its next decision). A write blocked for longer than the free time and bank left
         (at least :data:`MIN_WRITE_CUT`, at most :data:`WRITE_TIMEOUT`) ends its stream."""
-        session = self.seats[seat]
         bank, free = self._banks[seat], self._free_waits[seat]
         t0 = time.monotonic()
-        await self._flush(session, timeout=min(WRITE_TIMEOUT,
-                                               max(MIN_WRITE_CUT, free + bank + WRITE_GRACE)))
+        await self._flush(self.seats[seat], timeout=self._write_cut(seat))
         waited = time.monotonic() - t0 - WRITE_GRACE
         if waited <= 0:
             return
@@ -196,6 +194,13 @@ class GameRunner:
             self._overdrawn[seat] = (f"{self.names[seat]}: its time ran out while the game "
                                      f"waited for it to read its messages (the last wait "
                                      f"{waited + WRITE_GRACE:.3f}s, its bank {bank:.3f}s)")
+
+    def _write_cut(self, seat: int) -> float:
+        """How long a write to ``seat`` may stay blocked before its stream ends: the
+        free waits and bank it has left, at least :data:`MIN_WRITE_CUT`, at most
+        :data:`WRITE_TIMEOUT`."""
+        return min(WRITE_TIMEOUT, max(MIN_WRITE_CUT, self._free_waits[seat]
+                                      + self._banks[seat] + WRITE_GRACE))
 
     def _queue_events(self) -> None:
         """Queue every new engine event for the seats that may see it. Runs after every
@@ -411,11 +416,16 @@ class GameRunner:
         public = detail
         if loser is not None and self.faults:
             public = f"seat {loser} ({self.names[loser]}) forfeits: {self.faults[-1].kind.value}"
-        for seat in range(cfg.players):
-            await self._flush(self.seats[seat], messages.game_over(
-                self.game_id, termination=termination.value, scores=scores, places=places,
-                seat=seat, winner_team=winner, forfeit_seat=loser,
-                detail=detail if seat == loser else public, hands_played=len(game.hands)))
+        # Every seat gets its GameOver at the same time, and a seat that does not read
+        # it holds the game (whose result is decided) no longer than its own time left
+        # would have let it think (:meth:`_write_cut`): one seat's stream must not hold
+        # back the others' GameOver, nor the storing of the result, for the write
+        # timeout.
+        await asyncio.gather(*(self._flush(self.seats[seat], messages.game_over(
+            self.game_id, termination=termination.value, scores=scores, places=places,
+            seat=seat, winner_team=winner, forfeit_seat=loser,
+            detail=detail if seat == loser else public, hands_played=len(game.hands)),
+            timeout=self._write_cut(seat)) for seat in range(cfg.players)))
         return game_result(self.game_id, self.names, termination, detail, game=game,
                            places=places, winner=winner, tc=self.tc, policy=self.policy,
                            decision_ms=self.decision_ms, faults=self.faults,
