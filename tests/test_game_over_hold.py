@@ -13,64 +13,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import grpc
 import pytest
+from window_seats import play_seat, token
 
-from harness.protocol import messages, rpb, rpb_grpc
+from harness.protocol import rpb
 from harness.referee.arena import Arena
-from harness.referee.match import MIN_WRITE_CUT, READ_ALLOWANCE, WRITE_GRACE
+from harness.referee.match import READ_ALLOWANCE, WRITE_GRACE
 from harness.referee.outcome import GameResult, Termination, TimeControl
 from harness.referee.pool import Entrant
-from harness.referee.session import WRITE_TIMEOUT
+from harness.referee.session import MIN_WRITE_CUT, WRITE_TIMEOUT
 from harness.rules.config import RulesConfig
 
 NAMES = ["holder", "watcher", "third", "fourth"]  # the holder sits first, so is sent first
-WINDOW = [("grpc.http2.lookahead_bytes", 1), ("grpc.http2.bdp_probe", 0)]
 TIME_CONTROL = "1+2"
 CUT = re.compile(r"session \S+ \(holder\) ended: the bot did not read its stream for "
                  r"(?P<seconds>[0-9.]+)s")
-
-
-async def seat(address: str, name: str, got_game_over: asyncio.Event,
-               hold: asyncio.Event | None = None) -> None:
-    """Play a seat at random, reading each message at once. With ``hold``: once the
-    hand's end is read, read nothing more until ``hold`` is set."""
-    replies: asyncio.Queue[rpb.ConnectRequest | None] = asyncio.Queue()
-
-    async def requests() -> AsyncIterator[rpb.ConnectRequest]:
-        yield messages.hello(name, "1", f"{name}-token", bundles=False)
-        while (reply := await replies.get()) is not None:
-            yield reply
-
-    rng = random.Random(name)
-    async with grpc.aio.insecure_channel(address, options=WINDOW) as channel:
-        call = rpb_grpc.RefereeServiceStub(channel).Connect(requests())
-        try:
-            while True:
-                message = await call.read()
-                if not isinstance(message, rpb.ConnectResponse):
-                    return
-                which = message.WhichOneof("payload")
-                if which == "game_over":
-                    got_game_over.set()
-                    return
-                if which == "decision_request":
-                    request = message.decision_request
-                    await replies.put(rpb.ConnectRequest(decision_reply=rpb.DecisionReply(
-                        request_id=request.request_id,
-                        action=rng.choice(list(request.legal_actions)))))
-                elif (which == "game_event" and message.game_event.HasField("hand_end")
-                      and hold is not None):
-                    await hold.wait()
-        except grpc.aio.AioRpcError:
-            return
-        finally:
-            await replies.put(None)
 
 
 async def play(tmp_path: Path, *, holder_waits_for_watcher: bool
@@ -80,11 +40,16 @@ async def play(tmp_path: Path, *, holder_waits_for_watcher: bool
     over = {name: asyncio.Event() for name in NAMES}
     hold = over["watcher"] if holder_waits_for_watcher else asyncio.Event()
     async with Arena(log_dir=tmp_path) as arena:
+        async def held(message: rpb.ConnectResponse) -> None:
+            if message.WhichOneof("payload") == "game_event" and message.game_event.HasField(
+                    "hand_end"):
+                await hold.wait()
+
         for name in NAMES:
-            arena.add(Entrant(name, tokens=(f"{name}-token",)), 1)
-        clients = [asyncio.ensure_future(seat(
-            arena.server.address, name, over[name], hold if name == "holder" else None))
-            for name in NAMES]
+            arena.add(Entrant(name, tokens=(token(name),)), 1)
+        clients = [asyncio.ensure_future(play_seat(
+            arena.server.address, name, over[name],
+            after_read=held if name == "holder" else None)) for name in NAMES]
         try:
             result = await arena.play("g-1", RulesConfig(target=1), 3, NAMES,
                                       time_control=TimeControl.parse(TIME_CONTROL))

@@ -31,7 +31,7 @@ from harness.referee.outcome import (
     Termination,
     TimeControl,
 )
-from harness.referee.session import WRITE_TIMEOUT
+from harness.referee.session import MIN_WRITE_CUT, WRITE_TIMEOUT
 from harness.rules.actions import Action
 from harness.rules.config import Form, RulesConfig
 from harness.rules.game import Game
@@ -48,7 +48,6 @@ CPU_POLL_SECONDS = 0.005  # how often a decision on the CPU clock reads the bot'
 # MIN_WRITE_CUT seconds.
 WRITE_GRACE = 0.1  # a turn of a busy event loop must not count
 READ_ALLOWANCE = 2.0
-MIN_WRITE_CUT = 1.0
 
 
 class Seat(Protocol):

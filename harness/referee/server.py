@@ -528,14 +528,19 @@ class RefereeServer:
                                           return_exceptions=True):
             if isinstance(error, BaseException):
                 log.error("shutdown step failed: %r", error)
-        for slot in self.registry:
-            s = slot.session
-            if s is not None and not s.closed.is_set():
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(
-                        s.send(messages.shutdown("the referee is shutting down",
-                                                 restarting=self.restarts)), 1.0)
-                s.close("referee shutdown")
+        # Every connected bot is told at once, each write given a second: a bot that does
+        # not read its stream must not hold up the others' Shutdown, nor the stop, by a
+        # second each.
+        notice = messages.shutdown("the referee is shutting down", restarting=self.restarts)
+
+        async def tell(session: Session) -> None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(session.send(notice), 1.0)
+            session.close("referee shutdown")
+
+        await asyncio.gather(*(tell(slot.session) for slot in self.registry
+                               if slot.session is not None
+                               and not slot.session.closed.is_set()))
         await asyncio.gather(self._server.stop(grace), self._stop_box_socket(grace))
         self._server = None
 

@@ -189,6 +189,8 @@ class SlotRegistry:
 
 _session_ids = itertools.count(1)
 WRITE_TIMEOUT = 10.0  # seconds a write may block before the bot counts as gone
+# A write blocked for the time its bot has left (in a game) is cut no sooner than this.
+MIN_WRITE_CUT = 1.0
 # Messages that answer no open request (late, repeated or unknown replies, and any other
 # message after the handshake) tolerated between two decision requests, or since the
 # last one, before the stream ends as a flood. (A slow bot sends at most one late reply
@@ -213,6 +215,11 @@ class EndStatus:
     def __init__(self, code: grpc.StatusCode, detail: str) -> None:
         self.code = code
         self.detail = detail
+
+
+class _WriteCut(BotTerminatedError):
+    """A write that stayed blocked past its time (the bot did not read its stream) was
+    abandoned, and the stream ended."""
 
 
 class Session:
@@ -299,8 +306,8 @@ class Session:
                 self._write_cut = False
                 if task.uncancel() <= cancelling:  # not cancelled by anyone else too
                     self.close(f"the bot did not read its stream for {timeout:g}s")
-                    raise BotTerminatedError(f"{self.slot.name}: stream closed "
-                                             f"({self.close_reason})") from None
+                    raise _WriteCut(f"{self.slot.name}: stream closed "
+                                    f"({self.close_reason})") from None
             raise
         finally:
             self._write_by = self._write_task = None
@@ -379,9 +386,15 @@ class Session:
         # holds its reading back to think first must not think off the clock.
         deadline = loop.time() + timeout
         try:
-            # The write itself may block for the write timeout of every message (or the
-            # decision's time, if longer) before the bot counts as gone.
-            await self.flush(request, timeout=max(timeout, WRITE_TIMEOUT))
+            # A write still blocked when the decision's time is up (at least
+            # MIN_WRITE_CUT) is cut, and the stream ends with a timeout: a bot must not
+            # stall its game, past its own time, by not reading its request.
+            try:
+                await self.flush(request, timeout=max(timeout, MIN_WRITE_CUT))
+            except _WriteCut:
+                raise BotTimeoutError(
+                    f"{self.slot.name}: no reply within {timeout:.3f}s (it did not read "
+                    f"its request, so its stream was ended)") from None
             if not fut.done():  # due ``timeout`` after the write began (now, if past)
                 self._reply_by = deadline
                 self._reply_timeout = timeout
