@@ -17,7 +17,7 @@ import pytest
 
 from harness.errors import BotTerminatedError, BotTimeoutError
 from harness.protocol import DecisionReply, DecisionRequest, messages
-from harness.referee.session import Session, SlotRegistry
+from harness.referee.session import MIN_WRITE_CUT, Session, SlotRegistry
 
 
 class StuckContext:
@@ -136,13 +136,13 @@ def test_each_decision_keeps_its_own_deadline_on_the_shared_timer() -> None:
     asyncio.run(main())
 
 
-def test_a_decision_request_whose_write_is_slow_is_charged_to_its_clock_not_as_a_disconnect(
-) -> None:
+def test_a_decision_request_whose_write_is_slow_is_charged_to_its_clock() -> None:
     """A decision's clock runs from the moment its request's write begins: a write that
-    blocks (a bot that holds back its reading: tests/test_wire_faults.py plays it over
-    real gRPC) is the bot's time. A write that outlasts the decision's time ends the
-    decision as a timeout, never as a disconnect (the write may take the general write
-    timeout before the bot counts as gone), and one that leaves time is answered."""
+    blocks (a bot that holds back its reading: tests/test_wire_faults.py and
+    tests/test_request_hold.py play it over real gRPC) is the bot's time. A write that
+    outlasts the decision's time ends the decision as a timeout, never as a disconnect;
+    one still blocked once the decision's time (at least MIN_WRITE_CUT) is up is
+    abandoned, and the stream ends with it. A write that leaves time is answered."""
     class SlowWriteContext(ReplyingContext):
         def __init__(self, delays: list[float | None], write_s: float) -> None:
             super().__init__(delays)
@@ -152,23 +152,35 @@ def test_a_decision_request_whose_write_is_slow_is_charged_to_its_clock_not_as_a
             await asyncio.sleep(self.write_s)  # the bot does not read meanwhile
             await super().write(data)
 
-    async def decide(write_s: float, timeout: float) -> tuple[Session, DecisionReply]:
+    def session(write_s: float) -> Session:
         context = SlowWriteContext([0.0], write_s)
         session = Session(cast(grpc.aio.ServicerContext[Any, Any], context),
                           SlotRegistry().add("reader", 0), "reader", "1", "test",
                           bundles=True)
         context.session = session
+        return session
+
+    async def decide(session: Session, timeout: float) -> DecisionReply:
         request_id = session.new_request_id()
         request = messages.decision_request(DecisionRequest(request_id=request_id))
-        try:
-            return session, await session.decide(request_id, request, timeout)
-        finally:
-            assert not session.closed.is_set()  # never a disconnect
+        return await session.decide(request_id, request, timeout)
 
     async def main() -> None:
-        with pytest.raises(BotTimeoutError, match=r"no reply within 0\.300s"):
-            await decide(1.5, 0.3)
-        _, reply = await decide(0.05, 5.0)
+        # Written after the decision's time, but well before the cut: a timeout.
+        slow = session(0.15)
+        with pytest.raises(BotTimeoutError, match=r"no reply within 0\.100s$"):
+            await decide(slow, 0.1)
+        assert not slow.closed.is_set()
+        # Never written: cut once the decision's time, at least MIN_WRITE_CUT, is up.
+        stuck = session(60.0)
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(BotTimeoutError, match=r"no reply within 0\.300s \(it did not "
+                                                  r"read its request"):
+            await decide(stuck, 0.3)
+        assert asyncio.get_running_loop().time() - started >= MIN_WRITE_CUT
+        assert stuck.closed.is_set()
+        assert "did not read its stream" in stuck.close_reason
+        reply = await decide(session(0.05), 5.0)
         assert reply.request_id == 1
 
     asyncio.run(main())
