@@ -28,7 +28,11 @@ from harness.referee.session import MIN_WRITE_CUT, WRITE_TIMEOUT
 from harness.rules.config import RulesConfig
 
 NAMES = ["holder", "watcher", "third", "fourth"]  # the holder sits first, so is sent first
+# A bank of 2 s: a GameOver no one reads is cut after at most 2 s free + 2 s bank. The
+# holder that waits for the watcher gets a bank of 30 s, so that its write is cut only
+# after the write timeout (10 s), however slow a loaded machine makes the watcher.
 TIME_CONTROL = "1+2"
+PATIENT = "1+30"
 CUT = re.compile(r"session \S+ \(holder\) ended: the bot did not read its stream for "
                  r"(?P<seconds>[0-9.]+)s")
 
@@ -39,6 +43,7 @@ async def play(tmp_path: Path, *, holder_waits_for_watcher: bool
     watcher has its GameOver, or for good."""
     over = {name: asyncio.Event() for name in NAMES}
     hold = over["watcher"] if holder_waits_for_watcher else asyncio.Event()
+    tc = PATIENT if holder_waits_for_watcher else TIME_CONTROL
     async with Arena(log_dir=tmp_path) as arena:
         async def held(message: rpb.ConnectResponse) -> None:
             if message.WhichOneof("payload") == "game_event" and message.game_event.HasField(
@@ -52,10 +57,13 @@ async def play(tmp_path: Path, *, holder_waits_for_watcher: bool
             after_read=held if name == "holder" else None)) for name in NAMES]
         try:
             result = await arena.play("g-1", RulesConfig(target=1), 3, NAMES,
-                                      time_control=TimeControl.parse(TIME_CONTROL))
-            # The seats that read get their GameOver, whatever the holder does.
+                                      time_control=TimeControl.parse(tc))
+            # The seats that read get their GameOver, whatever the holder does; a holder
+            # that reads once the watcher has it gets its own (it may still be reading
+            # it when the game's last write has ended).
+            readers = NAMES if holder_waits_for_watcher else NAMES[1:]
             await asyncio.wait_for(asyncio.gather(*(over[name].wait()
-                                                    for name in NAMES[1:])), 60)
+                                                    for name in readers)), 60)
             return result, over
         finally:
             for client in clients:
