@@ -64,10 +64,17 @@ def build_lock(folder: Path) -> Iterator[None]:
 
 
 def cpp_build_root(config: pytest.Config) -> Path | None:
-    """Where the run's workers share the C++ build: the pytest cache (None without one,
-    ``-p no:cacheprovider``: each worker then builds in its own temporary folder)."""
+    """Where the run's workers share the C++ build: the pytest cache; without one
+    (``-p no:cacheprovider``), the run's temporary folder, which holds each parallel
+    worker's own (so the build is made once per run, not once per worker). None in a
+    single process without a cache: the fixture builds in its own temporary folder."""
     cache = getattr(config, "cache", None)
-    return None if cache is None else Path(cache.mkdir("cpp-bot"))
+    if cache is not None:
+        return Path(cache.mkdir("cpp-bot"))
+    basetemp = config.option.basetemp  # a parallel worker's: the run's folder/popen-gwN
+    if getattr(config, "workerinput", None) is not None and basetemp:
+        return Path(basetemp).parent / "cpp-bot"
+    return None
 
 
 def build_cpp(root: Path) -> Path:
@@ -138,7 +145,7 @@ def _build_here(build: Path) -> Path:
 def start_background_build(config: pytest.Config) -> subprocess.Popen[bytes] | None:
     """Start the C++ build in the background, once per run: the first worker (or the
     only process) to call this starts it, the others find it started. None when this
-    process did not start it, or when there is no shared cache to build into."""
+    process did not start it, or when there is no shared folder to build into."""
     root = cpp_build_root(config)
     if root is None:
         return None
