@@ -60,14 +60,15 @@ def _distributed() -> Any:
     return distributed
 
 
-def _quiet_dask() -> dict[str, int]:
-    """Only Dask's critical messages from now on; returns the levels to restore."""
+def _quiet_dask() -> None:
+    """Only Dask's critical messages from now on, for the rest of the process: a closed
+    client's connections still log as they wind down (a lost scheduler's comm, with its
+    traceback) after ``close()`` has returned, so levels put back then would let those
+    through."""
     names = ["distributed", *(n for n in logging.root.manager.loggerDict
                               if n.startswith("distributed."))]
-    levels = {n: logging.getLogger(n).level for n in names}
     for name in names:
         logging.getLogger(name).setLevel(logging.CRITICAL)
-    return levels
 
 
 def where(scheduler: str | None, workers: int) -> str:
@@ -95,7 +96,6 @@ class ClusterPlayer:
         self._cancelled = False
         self._cancelling: asyncio.Future[Any] | None = None
         self._run_id = secrets.token_hex(4)
-        self._log_levels: dict[str, int] = {}
 
     @property
     def where(self) -> str:
@@ -105,7 +105,7 @@ class ClusterPlayer:
         distributed = _distributed()
         # Dask logs a traceback for each failed reconnection to a lost scheduler; the
         # run reports the loss itself, in one line.
-        self._log_levels = _quiet_dask()
+        _quiet_dask()
         try:
             if self.scheduler:
                 self.client = await distributed.Client(self.scheduler, asynchronous=True,
@@ -218,7 +218,4 @@ class ClusterPlayer:
             if self.cluster is not None:
                 await self.cluster.close()
         self.client = self.cluster = None
-        for name, level in self._log_levels.items():
-            logging.getLogger(name).setLevel(level)
-        self._log_levels = {}
 
