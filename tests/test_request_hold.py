@@ -22,13 +22,17 @@ from harness.referee.pool import Entrant
 from harness.rules.config import RulesConfig
 
 NAMES = ["holder", "second", "third", "fourth"]
-HOLD_S = 3.0  # past the decision's 1 s, and far short of the 10 s write timeout
+# 1 s a decision and a 1 s bank (the seats that answer at once can bear a loaded
+# machine's pause): the holder's request is cut after its 2 s; it reads 4 s late,
+# far short of the 10 s write timeout.
+TIME_CONTROL = "1+1"
+HOLD_S = 4.0
 
 
 async def play(tmp_path: Path) -> GameResult:
     over = {name: asyncio.Event() for name in NAMES}
 
-    async def late(n: int) -> None:  # its first two decision requests: read 3 s late
+    async def late(n: int) -> None:  # its first two decision requests: read late
         if n in (1, 2):
             await asyncio.sleep(HOLD_S)
 
@@ -41,7 +45,7 @@ async def play(tmp_path: Path) -> GameResult:
             for name in NAMES]
         try:
             return await arena.play("g-1", RulesConfig(target=10), 5, NAMES,
-                                    time_control=TimeControl.parse("1+0"),
+                                    time_control=TimeControl.parse(TIME_CONTROL),
                                     policy=FaultPolicy.parse("strikes:3"))
         finally:
             for client in clients:

@@ -12,15 +12,12 @@ processes."""
 from __future__ import annotations
 
 import asyncio
-import random
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import grpc
 import pytest
+from window_seats import play_seat, token
 
-from harness.protocol import messages, rpb, rpb_grpc
 from harness.referee.arena import Arena
 from harness.referee.outcome import FaultKind, FaultPolicy, GameResult, Termination, TimeControl
 from harness.referee.pool import Entrant
@@ -28,46 +25,21 @@ from harness.referee.process import BotCommand
 from harness.rules.config import RulesConfig
 
 REPO = Path(__file__).resolve().parent.parent
-TOKEN = "slow-reader-seat"
-# One byte of receive window: the referee's write blocks until the bot reads.
-WINDOW = [("grpc.http2.lookahead_bytes", 1), ("grpc.http2.bdp_probe", 0)]
 
 
 async def reader(address: str, pause: float) -> None:
     """Play one seat, waiting ``pause`` seconds before each read; answer at once."""
-    replies: asyncio.Queue[rpb.ConnectRequest | None] = asyncio.Queue()
+    async def late(_: int) -> None:
+        await asyncio.sleep(pause)
 
-    async def requests() -> AsyncIterator[rpb.ConnectRequest]:
-        yield messages.hello("slow", "1", TOKEN, bundles=False)
-        while (reply := await replies.get()) is not None:
-            yield reply
-
-    rng = random.Random(7)
-    async with grpc.aio.insecure_channel(address, options=WINDOW) as channel:
-        call = rpb_grpc.RefereeServiceStub(channel).Connect(requests())
-        try:
-            while True:
-                await asyncio.sleep(pause)
-                message = await call.read()
-                if not isinstance(message, rpb.ConnectResponse) or message.WhichOneof(
-                        "payload") == "game_over":  # the end of the stream, or of the game
-                    return
-                if message.WhichOneof("payload") == "decision_request":
-                    request = message.decision_request
-                    await replies.put(rpb.ConnectRequest(decision_reply=rpb.DecisionReply(
-                        request_id=request.request_id,
-                        action=rng.choice(list(request.legal_actions)))))
-        except grpc.aio.AioRpcError:
-            return  # the referee ended the stream
-        finally:
-            await replies.put(None)
+    await play_seat(address, "slow", asyncio.Event(), before_read=late)
 
 
 async def play(tmp_path: Path, pause: float,
                policy: FaultPolicy | None = None) -> GameResult:
     names = ["slow", "random-1", "random-2", "random-3"]
     async with Arena(log_dir=tmp_path) as arena:
-        arena.add(Entrant("slow", tokens=(TOKEN,)), 1)
+        arena.add(Entrant("slow", tokens=(token("slow"),)), 1)
         for name in names[1:]:
             arena.add(Entrant(name, BotCommand(
                 (sys.executable, "-m", "sample_bots.random_bot"), cwd=str(REPO),

@@ -256,9 +256,9 @@ def test_oversized_or_undecodable_hello_is_refused(tmp_path: Path, mode: str,
 def test_a_bot_that_holds_back_its_stream_cannot_think_off_the_clock(tmp_path: Path) -> None:
     """A bot with a receive window of a few bytes that "thinks" before it reads blocks
     the referee's write of its next request meanwhile. The decision's clock runs from
-    the moment that write begins (network time is the bot's): its reply, sent at once
-    when it finally reads the request, comes after its time, and it loses on time
-    instead of thinking for free. (It takes no bundles, so the game also waits for it
+    the moment that write begins (network time is the bot's): the request, still unread
+    when its time (at least 1 s) is up, is abandoned, and it loses on time instead of
+    thinking for free. (It takes no bundles, so the game also waits for it
     to read its events: once that wait passes the game's free seconds, with no bank,
     its time runs out there instead, the same fault.)"""
     async def go() -> None:

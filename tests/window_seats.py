@@ -5,6 +5,7 @@ only when they read it: the tests decide when each write completes."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -43,7 +44,7 @@ async def play_seat(address: str, name: str, got_game_over: asyncio.Event, *,
     async with grpc.aio.insecure_channel(address, options=WINDOW) as channel:
         call = rpb_grpc.RefereeServiceStub(channel).Connect(requests())
         try:
-            for n in range(1 << 30):
+            for n in itertools.count():
                 await before_read(n)
                 read = await call.read()
                 if not isinstance(read, rpb.ConnectResponse):
