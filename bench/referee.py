@@ -1,7 +1,8 @@
 """Referee speed: random bots playing over gRPC on loopback, against the raw transport.
 
     python bench/referee.py [--games 40] [--runs 3] [--concurrency 1,2,4] [--tc 1.0+10]
-                            [--pingpong-n 2000] [--profile] [--json PATH]
+                            [--pingpong-n 2000] [--profile] [--timeline] [--bare-bots]
+                            [--json PATH]
     python bench/referee.py --runner-alone GAMES [--runs 3]
 
 An :class:`~harness.referee.arena.Arena` (the real referee: gRPC server, sessions, game
@@ -36,6 +37,12 @@ alike, and which is the referee's own.
 ``--profile`` then plays one more K = 1 match of ``--games`` games under ``cProfile``
 (main thread, where all of the referee's Python runs) and prints the top functions by
 cumulative and by own time, per decision.
+
+``--timeline`` then plays one more K = 1 match noting the clock at each step of every
+decision and prints where the match's wall time went (``bench/timeline.py``): the round
+trip as the referee sees it (its write, then the bot's reply), beside the referee's own
+work between round trips. ``--bare-bots`` plays ``bench/bare_bot.py``, a random bot without
+the SDK, in place of the sample random bot.
 
 ``--runner-alone GAMES`` times the referee without gRPC or bot processes: GAMES games
 through the game runner and real sessions whose streams are stand-ins that drop every
@@ -74,6 +81,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # no INFO line per fork() of a
 import grpc  # noqa: E402
 import psutil  # noqa: E402
 from pingpong import GrpcPingPong, RunStats, message_sizes  # noqa: E402
+from timeline import Timeline, print_parts  # noqa: E402
 
 from harness._generated.euchre.v1 import referee_pb2 as rpb  # noqa: E402
 from harness.protocol import messages  # noqa: E402
@@ -332,8 +340,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                            "sizes": message_sizes(), "runs": []}
     with tempfile.TemporaryDirectory(prefix="euchre-bench-") as tmp:
         async with Arena(log_dir=Path(tmp)) as arena:
-            arena.add(Entrant(BOT, BotCommand((sys.executable, "-m", "sample_bots.random_bot"),
-                                              cwd=str(ROOT))), 4 * kmax)
+            bot = ((sys.executable, str(ROOT / "bench" / "bare_bot.py")) if args.bare_bots
+                   else (sys.executable, "-m", "sample_bots.random_bot"))
+            arena.add(Entrant(BOT, BotCommand(bot, cwd=str(ROOT))), 4 * kmax)
             plain, events4 = GrpcPingPong(1), GrpcPingPong(4)
             try:
                 # Warm up: start every bot process and both ping-pong setups.
@@ -371,6 +380,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     pm = await play_lanes(arena, 1, args.games, tc, "profile", 50_000)
                     prof.disable()
                     out["profile"] = (prof, pm.decisions)
+                if args.timeline:
+                    with Timeline().installed() as timeline:
+                        await play_lanes(arena, 1, args.games, tc, "timeline", 60_000)
+                    out["timeline"] = timeline.parts()
             finally:
                 await plain.close()
                 await events4.close()
@@ -508,6 +521,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--profile", action="store_true",
                     help="profile one more K=1 match with cProfile and print the top")
     ap.add_argument("--profile-top", type=int, default=25)
+    ap.add_argument("--timeline", action="store_true",
+                    help="play one more K=1 match noting the clock at each step of every "
+                         "decision, and print where its wall time went (bench/timeline.py)")
+    ap.add_argument("--bare-bots", action="store_true",
+                    help="play bench/bare_bot.py (a random bot without the SDK) instead of "
+                         "the sample random bot")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     ap.add_argument("--runner-alone", type=int, metavar="GAMES", default=0,
                     help="only time the referee without a transport: GAMES games through "
@@ -532,6 +551,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     if "profile" in out:
         prof, decisions = out["profile"]
         print_profile(prof, decisions, args.profile_top)
+    if "timeline" in out:
+        raw = summary["pp_events"]
+        print_parts(out["timeline"], raw["median_us"], raw["mean_us"])
+        summary["timeline"] = out["timeline"]
     print(f"\n(total {time.perf_counter() - t0:.0f} s)")
     if args.json:
         summary["args"] = {k: str(v) for k, v in vars(args).items()}
