@@ -30,12 +30,22 @@ import statistics
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from harness.referee.match import GameRunner
 from harness.referee.session import Session
 
 PARTS = ("request", "write", "to reply", "hand-off", "checks", "between", "per game")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a decision's wall time, in microseconds: its mean over every
+    decision, and its median where it has one sample a decision or a gap."""
+
+    mean_us: float
+    median_us: float | None = None
 
 
 class Timeline:
@@ -97,9 +107,10 @@ class Timeline:
             for (cls, name), original in zip(targets, originals, strict=True):
                 setattr(cls, name, original)
 
-    def parts(self) -> dict[str, dict[str, float]]:
-        """Each part's mean and median in microseconds per decision, and ``total``: the
-        match's wall time per decision (the means add up to it)."""
+    def parts(self) -> dict[str, Part]:
+        """Each part's mean and median in microseconds per decision (no median for
+        ``per game``), and ``total``: the match's wall time per decision (the means add up
+        to it). Raises ValueError unless every decision was asked over gRPC and answered."""
         n = len(self.asks)
         if not n or len(self.decides) != n or len(self.replies) != n:
             raise ValueError(f"an incomplete timeline ({n} asks, {len(self.decides)} "
@@ -125,17 +136,16 @@ class Timeline:
         for _start, _end, first, after in self.games:
             samples["between"].extend(self.asks[i + 1][0] - self.asks[i][1]
                                       for i in range(first, after - 1))
-        accounted = sum(sum(s) for s in samples.values())
-        out = {part: {"mean_us": statistics.mean(s) / n * len(s) * 1e6 if s else 0.0,
-                      "median_us": statistics.median(s) * 1e6 if s else 0.0}
+        # Means per decision: 'between' has a sample fewer per game, so it is spread too.
+        out = {part: Part(sum(s) / n * 1e6, statistics.median(s) * 1e6 if s else None)
                for part, s in samples.items()}
-        rest = (self.wall_s - accounted) / n * 1e6
-        out["per game"] = {"mean_us": rest, "median_us": float("nan")}
-        out["total"] = {"mean_us": self.wall_s / n * 1e6, "median_us": float("nan")}
+        accounted = sum(sum(s) for s in samples.values())
+        out["per game"] = Part((self.wall_s - accounted) / n * 1e6)
+        out["total"] = Part(self.wall_s / n * 1e6)
         return out
 
 
-def print_parts(parts: dict[str, dict[str, float]], raw_rt_median_us: float,
+def print_parts(parts: dict[str, Part], raw_rt_median_us: float,
                 raw_rt_mean_us: float) -> None:
     """The parts as a table, with the raw ping-pong's round trip of the same run."""
     print("\nwhere a decision's wall time goes (K=1, one more match; us per decision; the "
@@ -143,11 +153,12 @@ def print_parts(parts: dict[str, dict[str, float]], raw_rt_median_us: float,
           "decision)")
     print(f"{'part':<32} {'mean':>7} {'median':>7}")
     for part in (*PARTS, "total"):
-        mean, median = parts[part]["mean_us"], parts[part]["median_us"]
-        shown = "" if median != median else f"{median:.0f}"  # NaN: not per decision
-        print(f"{part:<32} {mean:>7.0f} {shown:>7}")
-    trip = parts["write"]["mean_us"] + parts["to reply"]["mean_us"]
-    own = parts["total"]["mean_us"] - trip
+        median = parts[part].median_us
+        shown = "" if median is None else f"{median:.0f}"
+        print(f"{part:<32} {parts[part].mean_us:>7.0f} {shown:>7}")
+    trip = parts["write"].mean_us + parts["to reply"].mean_us
+    own = parts["total"].mean_us - trip
     print(f"{'round trip (write + to reply)':<32} {trip:>7.0f}")
     print(f"{'the referee between round trips':<32} {own:>7.0f}")
     print(f"{'raw round trip, 4 clients':<32} {raw_rt_mean_us:>7.0f} {raw_rt_median_us:>7.0f}")
+
