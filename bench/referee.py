@@ -347,6 +347,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             try:
                 # Warm up: start every bot process and both ping-pong setups.
                 warm = await play_lanes(arena, kmax, 2 * kmax, tc, "warmup", 10_000)
+                if warm.decisions == 0:
+                    raise SystemExit("the warm-up games had no decision: "
+                                     f"faults {warm.faults or 'none'}")
                 await plain.start()
                 await events4.start()
                 await plain.run(300)
