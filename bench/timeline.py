@@ -57,7 +57,7 @@ class Timeline:
         self.decides: list[tuple[float, float]] = []  # Session.decide: start, end
         self.sends: list[tuple[float, float]] = []  # Session.send: start, end
         self.replies: list[float] = []  # Session.on_reply: the reply read
-        self.games: list[tuple[float, float, int, int]] = []  # start, end, first ask, after
+        self.games: list[tuple[int, int]] = []  # each game's first ask, and the one after
         self.wall_s = 0.0
 
     @contextmanager
@@ -70,9 +70,9 @@ class Timeline:
         clock = time.perf_counter
 
         async def timed_play(runner: GameRunner) -> Any:
-            start, first = clock(), len(self.asks)
+            first = len(self.asks)
             result = await play(runner)
-            self.games.append((start, clock(), first, len(self.asks)))
+            self.games.append((first, len(self.asks)))
             return result
 
         async def timed_ask(runner: GameRunner, seat: int) -> Any:
@@ -133,7 +133,7 @@ class Timeline:
             samples["to reply"].append(reply - written)
             samples["hand-off"].append(dec1 - reply)
             samples["checks"].append(ask1 - dec1)
-        for _start, _end, first, after in self.games:
+        for first, after in self.games:
             samples["between"].extend(self.asks[i + 1][0] - self.asks[i][1]
                                       for i in range(first, after - 1))
         # Means per decision: 'between' has a sample fewer per game, so it is spread too.
@@ -161,4 +161,3 @@ def print_parts(parts: dict[str, Part], raw_rt_median_us: float,
     print(f"{'round trip (write + to reply)':<32} {trip:>7.0f}")
     print(f"{'the referee between round trips':<32} {own:>7.0f}")
     print(f"{'raw round trip, 4 clients':<32} {raw_rt_mean_us:>7.0f} {raw_rt_median_us:>7.0f}")
-

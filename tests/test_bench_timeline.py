@@ -24,7 +24,7 @@ def known() -> Timeline:
     t.decides = [(1.2, 2.8), (4.1, 5.9)]
     t.sends = [(0.5, 0.6), (1.2, 1.5), (4.1, 4.2), (4.2, 4.6), (7.0, 7.5)]
     t.replies = [2.6, 5.5]
-    t.games = [(0.0, 10.0, 0, 2)]
+    t.games = [(0, 2)]
     t.wall_s = 12.0
     return t
 
