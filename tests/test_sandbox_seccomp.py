@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import ctypes
 import errno
 import json
@@ -201,26 +202,47 @@ report(text=text, done=done, child=child.stdout.strip(), uid=os.getuid(),
 def test_a_box_gets_no_descriptor_but_its_standard_three(boxes: None, tmp_path: Path) -> None:
     # Bubblewrap reads the environment's and the filter's memfds and closes them: the
     # boxed process has 0, 1 and 2 only (looked at from outside, which opens nothing in
-    # the box).
+    # the box). A program opens files of its own while it starts (`sleep` its locale's),
+    # so the box is looked at until its program has settled: a descriptor it inherited
+    # would be there at every look, and one of the memfds at any look fails at once.
     files = bot_folder(tmp_path / "src")
 
-    async def main() -> dict[int, list[str]]:
+    def look(group_pids: list[int]) -> dict[int, tuple[str, dict[str, str]]]:
+        seen: dict[int, tuple[str, dict[str, str]]] = {}
+        for pid in group_pids:
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+                status = Path(f"/proc/{pid}/status").read_text()
+                uid = next(line.split()[1] for line in status.splitlines()
+                           if line.startswith("Uid:"))
+                if uid != str(mounts.NOBODY):
+                    continue
+                assert "Seccomp:\t2" in status  # filtered
+                fds: dict[str, str] = {}
+                for fd in os.listdir(f"/proc/{pid}/fd"):
+                    with contextlib.suppress(FileNotFoundError):  # closed meanwhile
+                        fds[fd] = os.readlink(f"/proc/{pid}/fd/{fd}")
+                seen[pid] = (os.readlink(f"/proc/{pid}/exe"), fds)
+        return seen
+
+    async def main() -> dict[int, tuple[str, dict[str, str]]]:
         async with box.Box("descriptors", files, BoxLimits(), None) as boxed_:
             proc = await boxed_.start(["/bin/sh", "-c", "echo up; exec sleep 60"], {})
             assert proc.stdout is not None
             assert await asyncio.wait_for(proc.stdout.readline(), 60) == b"up\n"
             assert boxed_.group is not None
-            seen: dict[int, list[str]] = {}
-            for pid in boxed_.group.members():
-                status = Path(f"/proc/{pid}/status").read_text()
-                uid = next(line.split()[1] for line in status.splitlines()
-                           if line.startswith("Uid:"))
-                if uid == str(mounts.NOBODY):
-                    seen[pid] = sorted(os.listdir(f"/proc/{pid}/fd"), key=int)
-                    assert "Seccomp:\t2" in status  # filtered
-            return seen
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 60
+            while True:
+                seen = look(boxed_.group.members())
+                targets = [t for _, fds in seen.values() for t in fds.values()]
+                assert not any("memfd:" in t for t in targets), seen
+                settled = seen and all(exe.endswith("/sleep") and sorted(fds) == ["0", "1", "2"]
+                                       for exe, fds in seen.values())
+                if settled or loop.time() > deadline:
+                    return seen
+                await asyncio.sleep(0.01)
     seen = asyncio.run(main())
-    assert seen and all(fds == ["0", "1", "2"] for fds in seen.values()), seen
+    assert seen and all(sorted(fds) == ["0", "1", "2"] for _, fds in seen.values()), seen
 
 
 # The filter program itself.
