@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import pytest
 from sandbox_support import bot_folder, require_boxes
+from waiting import wait_until
 
 from harness.errors import SandboxUnavailable
 from harness.sandbox import BoxLimits, box, mounts, seccomp
@@ -224,25 +225,30 @@ def test_a_box_gets_no_descriptor_but_its_standard_three(boxes: None, tmp_path: 
                 seen[pid] = (os.readlink(f"/proc/{pid}/exe"), fds)
         return seen
 
+    def only_standard(seen: dict[int, tuple[str, dict[str, str]]]) -> bool:
+        return bool(seen) and all(sorted(fds) == ["0", "1", "2"] for _, fds in seen.values())
+
     async def main() -> dict[int, tuple[str, dict[str, str]]]:
         async with box.Box("descriptors", files, BoxLimits(), None) as boxed_:
             proc = await boxed_.start(["/bin/sh", "-c", "echo up; exec sleep 60"], {})
             assert proc.stdout is not None
             assert await asyncio.wait_for(proc.stdout.readline(), 60) == b"up\n"
-            assert boxed_.group is not None
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + 60
-            while True:
-                seen = look(boxed_.group.members())
+            group = boxed_.group
+            assert group is not None
+            seen: dict[int, tuple[str, dict[str, str]]] = {}
+
+            def settled() -> bool:
+                seen.clear()
+                seen.update(look(group.members()))
                 targets = [t for _, fds in seen.values() for t in fds.values()]
                 assert not any("memfd:" in t for t in targets), seen
-                settled = seen and all(exe.endswith("/sleep") and sorted(fds) == ["0", "1", "2"]
-                                       for exe, fds in seen.values())
-                if settled or loop.time() > deadline:
-                    return seen
-                await asyncio.sleep(0.01)
-    seen = asyncio.run(main())
-    assert seen and all(sorted(fds) == ["0", "1", "2"] for _, fds in seen.values()), seen
+                return only_standard(seen) and all(exe.endswith("/sleep")
+                                                   for exe, _ in seen.values())
+
+            await wait_until(settled, "the boxed sleep with descriptors 0, 1 and 2 only",
+                             60, detail=lambda: seen, interval=0.01)
+            return seen
+    assert only_standard(asyncio.run(main()))
 
 
 # The filter program itself.
