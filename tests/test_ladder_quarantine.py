@@ -114,3 +114,25 @@ def test_unknown_bots_and_bad_policies_are_refused(store: LadderStore) -> None:
     with pytest.raises(ConfigError) as info:
         QuarantinePolicy(bench_faults=5, bench_window=4)
     assert info.value.option == "bench_faults"
+
+
+def test_two_games_that_send_a_bot_to_the_bench_together_bench_it_once(
+        store: LadderStore, tmp_path: Path) -> None:
+    """A ladder counts each game on its loop and writes the bench later, through its
+    writer's own connection: two games that ended together may both ask for a bench
+    before either is written. The second finds the first in force."""
+    clock = Clock()
+    writer = LadderStore(tmp_path / "ladder.db")
+    q = Quarantine(store, QuarantinePolicy(bench_faults=1, bench_window=2,
+                                           bench_seconds=100.0),
+                   clock=clock, bench_store=writer)
+    first, second = q.count("flaky", ["timeout"]), q.count("flaky", ["crash"])
+    assert first == "1 faulted games in the last 1: timeout x1"
+    assert second == "1 faulted games in the last 1: crash x1"
+    bench = q.bench("flaky", first)
+    assert bench is not None and bench.repeat == 1
+    assert q.bench("flaky", second) is None
+    assert q.benched("flaky") == bench and len(q.history("flaky")) == 1
+    clock.now += 100.0
+    again = q.bench("flaky", second)
+    assert again is not None and again.repeat == 2 and again.until == clock.now + 200.0

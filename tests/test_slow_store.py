@@ -1,7 +1,9 @@
 """Nothing blocks the loop that times the bots: with a store whose every game write takes
 two seconds (made slow on purpose, in this process), a real bot over real gRPC that answers
 each decision in about 20 ms never gets a time fault under a 50 ms limit, in a tournament
-run and on a ladder, while other games end and are stored beside its own.
+run and on a ladder, while other games end and are stored beside its own; and on a ladder
+whose every bench takes two seconds to write, while another bot faults on purpose to be
+benched again and again.
 
 Were the writes on the loop, a decision in flight while another game is stored would be
 read up to two seconds late and charged to the bot: more than its 50 ms and, about half
@@ -20,6 +22,7 @@ import pytest
 from configs import bot, toml_config
 from waiting import wait_until
 
+from harness.competition.policies import QuarantinePolicy
 from harness.ladder import runtime as ladder_runtime
 from harness.ladder.runtime import LadderRuntime
 from harness.ladder.settings import LadderSettings
@@ -27,6 +30,7 @@ from harness.referee.outcome import FaultKind, TimeControl
 from harness.referee.pool import Entrant
 from harness.referee.process import BotCommand
 from harness.rules.config import Form, RulesConfig
+from harness.storage.ladder import BenchRow, LadderStore
 from harness.storage.results import GameRow, ResultsStore
 from harness.tournament import runner as tournament_runner
 from harness.tournament.config import load_config
@@ -45,6 +49,14 @@ class SlowStore(ResultsStore):
     def record_game(self, game: GameRow) -> bool:
         time.sleep(WRITE_SECONDS)
         return super().record_game(game)
+
+
+class SlowBenchStore(LadderStore):
+    """A ladder store whose every new bench takes :data:`WRITE_SECONDS` to write."""
+
+    def add_bench(self, bench: BenchRow) -> bool:
+        time.sleep(WRITE_SECONDS)
+        return super().add_bench(bench)
 
 
 def _timeouts(rows: list[GameRow]) -> list[str]:
@@ -102,3 +114,48 @@ def test_a_slow_store_never_costs_a_ladder_bot_its_clock(
     rows = asyncio.run(scenario())
     assert len(rows) >= 6
     assert _timeouts(rows) == []
+
+
+@pytest.mark.long
+def test_a_bot_benched_again_and_again_never_costs_another_bot_its_clock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bot can choose when it is benched (it faults on purpose), and each bench is a
+    write to the store: written on the loop, every bench of ``illegal`` would stop the
+    clocks of the prompt bots' game in flight for the length of the write."""
+    monkeypatch.setattr(ladder_runtime, "LadderStore", SlowBenchStore)
+    illegal = (sys.executable, "-m", "sample_bots.faulty_bot", "--mode", "illegal")
+    bots = tuple((Entrant(name, BotCommand(command, cwd=str(REPO))), 2)
+                 for name, command in (("prompt-a", PROMPT), ("prompt-b", PROMPT),
+                                       ("illegal", illegal)))
+    settings = LadderSettings(
+        store=tmp_path / "ladder.sqlite", log_dir=tmp_path / "logs",
+        rules=RulesConfig(form=Form.TWO_HANDED, target=5),
+        time_control=TimeControl.parse(TC), concurrency=2, house=bots, poll_seconds=0.2,
+        quarantine=QuarantinePolicy(bench_faults=1, bench_window=1, bench_seconds=0.2,
+                                    bench_growth=1.0, bench_max_seconds=0.2))
+
+    def prompt_games(runtime: LadderRuntime) -> list[GameRow]:
+        return [row for row in runtime.results.games(settings.ladder_id)
+                if "illegal" not in row.seats]
+
+    async def scenario() -> tuple[list[GameRow], int]:
+        stop = asyncio.Event()
+        runtime = LadderRuntime(settings, stop=stop)
+        ladder = asyncio.ensure_future(runtime.run())
+        try:
+            await wait_until(lambda: ladder.done() or (
+                len(runtime.quarantine.history("illegal")) >= 2
+                and len(prompt_games(runtime)) >= 4), "2 benches and 4 prompt games",
+                180, interval=0.1)
+            assert not ladder.done(), ladder
+        finally:
+            stop.set()
+            await asyncio.wait_for(ladder, 60)
+        rows, benches = prompt_games(runtime), len(runtime.quarantine.history("illegal"))
+        runtime.close()
+        return rows, benches
+
+    rows, benches = asyncio.run(scenario())
+    assert benches >= 2 and len(rows) >= 4
+    assert _timeouts(rows) == []
+    assert all(not row.faults for row in rows), [f for row in rows for f in row.faults]

@@ -65,8 +65,13 @@ class GameRecorder:
         self.events.publish(lp.WatchLadderResponse(
             game_finished=lp.GameFinished(game=game_message(row))))
         for bot in deal_set.bots:
-            bench = self.quarantine.record(
+            reason = self.quarantine.count(
                 bot, [f.kind.value for f in result.faults if f.bot == bot])
+            if reason is None:
+                continue
+            # Written on the writer's thread, after the game: a bot that faults on
+            # purpose must not make the loop that times every game wait for the store.
+            bench = await self.writer.run(self.quarantine.bench, bot, reason)
             if bench is not None:
                 log.warning("%s benched until %.0f: %s", bot, bench.until, bench.reason)
                 self.events.publish(lp.WatchLadderResponse(bot_benched=lp.BotBenched(

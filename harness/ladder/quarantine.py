@@ -46,11 +46,14 @@ class Bench:
 
 class Quarantine:
     """Counts faults per bot and benches those over the limit. ``clock`` gives seconds
-    (wall-clock by default, since benches outlive the process)."""
+    (wall-clock by default, since benches outlive the process). New benches are written
+    through ``bench_store`` (default: ``store``, through which everything else goes)."""
 
     def __init__(self, store: LadderStore, policy: QuarantinePolicy | None = None, *,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 bench_store: LadderStore | None = None) -> None:
         self._store = store
+        self._bench_store = store if bench_store is None else bench_store
         self.policy = policy or QuarantinePolicy()
         self._clock = clock
         self._recent: dict[str, deque[tuple[str, ...]]] = {}
@@ -65,7 +68,16 @@ class Quarantine:
 
     def record(self, bot: str, faults: Iterable[str] = ()) -> Bench | None:
         """Count one finished game of ``bot`` with the kinds of its faults in it (none
-        for a clean game). Returns the new bench when this game sends it to the bench."""
+        for a clean game). Returns the new bench when this game sends it to the bench:
+        :meth:`count`, then :meth:`bench`."""
+        reason = self.count(bot, faults)
+        return None if reason is None else self.bench(bot, reason)
+
+    def count(self, bot: str, faults: Iterable[str] = ()) -> str | None:
+        """Count one finished game of ``bot`` (in memory, and one read of the store
+        when the game puts it over the limit). Returns the reason to bench it, which
+        the caller then hands to :meth:`bench`, or None. The window starts again
+        empty once a reason is returned."""
         kinds = tuple(faults)
         window = self._recent.setdefault(bot, deque(maxlen=self.policy.bench_window))
         window.append(kinds)
@@ -75,14 +87,25 @@ class Quarantine:
         summary = Counter(kind for game in faulted for kind in game)
         reason = (f"{len(faulted)} faulted games in the last {len(window)}: "
                   + ", ".join(f"{kind} x{n}" for kind, n in sorted(summary.items())))
-        now = self._clock()
-        with self._store.writing():
-            before = len(self._store.benches(bot))
-            bench = Bench(bot, now, now + self.policy.duration(before + 1), before + 1, reason)
-            if not self._store.add_bench(BenchRow(bot, bench.started_at, bench.until,
-                                                  bench.repeat, bench.reason, None)):
-                raise NotFoundError("name", f"no bot named {bot!r} is registered")
         window.clear()
+        return reason
+
+    def bench(self, bot: str, reason: str) -> Bench | None:
+        """Bench ``bot`` for ``reason`` from now, written through ``bench_store`` (a
+        ladder's writer connection, so that it runs on the writer's thread and never
+        waits for the store on the event loop). None when a bench is already in force
+        (two games that ended together both sent it)."""
+        now = self._clock()
+        store = self._bench_store
+        with store.writing():
+            past = [Bench(*row) for row in store.benches(bot)]
+            if any(b.active(now) for b in past):
+                return None
+            bench = Bench(bot, now, now + self.policy.duration(len(past) + 1), len(past) + 1,
+                          reason)
+            if not store.add_bench(BenchRow(bot, bench.started_at, bench.until,
+                                            bench.repeat, bench.reason, None)):
+                raise NotFoundError("name", f"no bot named {bot!r} is registered")
         return bench
 
     def benched(self, bot: str) -> Bench | None:

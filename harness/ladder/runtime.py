@@ -92,7 +92,8 @@ class LadderRuntime:
         self.hosting = Hosting(self.uploads, self.registry, settings.rules, settings.build,
                                on_ready=self.wake)
         self.sets = SetLog(self._store_out)
-        self.quarantine = Quarantine(self.store, settings.quarantine)
+        self.quarantine = Quarantine(self.store, settings.quarantine,
+                                     bench_store=self._store_out)
         self.ratings = LadderRatings(self._store_out, every_games=settings.refresh_games,
                                      every_seconds=settings.refresh_seconds,
                                      separate_process=True)
