@@ -67,6 +67,7 @@ from harness.rules.observation import Observation, observe
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parent.parent
+UNSPENT_BANK = 600.0  # seconds: the games here audit what seats see, not their clocks
 CARD = pb.Card.DESCRIPTOR
 
 # --------------------------------------------------------------------------- the audit
@@ -303,9 +304,12 @@ def play_fake(recorder: Recorder, config: RulesConfig, seed: int) -> GameResult:
     rng = random.Random(seed * 7919 + 1)
     seats = [FakeSeat(recorder, s, rng, bundles=(seed + s) % 2 == 1)
              for s in range(config.players)]
+    # The clock is not what this audits: a bank no stall can use up. (With none, a
+    # pause of this process on a loaded machine was charged to a seat that takes every
+    # message at once, as time the game waited for it to read them, and forfeited it.)
     runner = GameRunner(f"audit-{seed}", config, seed, cast(list[Session], seats),
                         [f"p{s}" for s in range(config.players)],
-                        time_control=TimeControl(1.0, 0.0))
+                        time_control=TimeControl(1.0, UNSPENT_BANK))
     result = run(runner.play())
     assert result.termination is Termination.NORMAL
     return result
@@ -405,7 +409,7 @@ def test_audit_over_grpc_with_real_bots(tmp_path: Path, recorder: Recorder) -> N
                 recorder.reset()
                 result = await arena.play(f"{name}-{seed}", config, seed,
                                           ["random"] * config.players,
-                                          time_control=TimeControl(5.0, 0.0))
+                                          time_control=TimeControl(5.0, UNSPENT_BANK))
                 assert result.termination is Termination.NORMAL, result.detail
                 sent = recorder.by_seat()
                 assert sorted(sent) == list(range(config.players))
