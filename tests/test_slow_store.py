@@ -1,15 +1,16 @@
 """Nothing blocks the loop that times the bots: with a store whose every game write takes
 two seconds (made slow on purpose, in this process), a real bot over real gRPC that answers
-each decision in about 20 ms never gets a time fault under a 50 ms limit, in a tournament
-run and on a ladder, while other games end and are stored beside its own; and on a ladder
-whose every bench takes two seconds to write, while another bot faults on purpose to be
-benched again and again.
+each decision in about 20 ms never gets a time fault under a 0.5 s limit and a 1 s bank,
+in a tournament run and on a ladder, while other games end and are stored beside its own;
+and on a ladder whose every bench takes two seconds to write, while another bot faults on
+purpose to be benched again and again.
 
 Were the writes on the loop, a decision in flight while another game is stored would be
-read up to two seconds late and charged to the bot: more than its 50 ms and, about half
-the time, its bank. The bank (1 s a game, half a write) only absorbs the jitter of a
-loaded machine: at a load average of 15 to 20, the bot's own 20 ms answers, late by its
-scheduling, once ran through a bank of 0.5 s."""
+read two seconds late and charged to the bot: more than its 0.5 s and its 1 s bank
+together. The limit is ten times what the bot needs so that a loaded machine's jitter
+stays out of the bank: with a 50 ms limit, at a load average of 15 to 20, the bot's
+20 ms answers, late by its scheduling, once ran through a bank of 0.5 s and, beside a
+second copy of the suite, through one of 1 s."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ from harness.tournament.runner import TournamentRunner, store_path
 
 REPO = Path(__file__).resolve().parent.parent
 WRITE_SECONDS = 2.0
-TC = "0.05+1"
+TC = "0.5+1"
 PROMPT = (sys.executable, "-m", "sample_bots.faulty_bot", "--mode", "late", "--after", "1",
           "--delay", "0.02")  # answers each decision (but its first) 20 ms late
 
