@@ -17,7 +17,9 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from configs import bot, toml_config
@@ -85,34 +87,47 @@ def test_a_slow_store_never_costs_a_tournament_bot_its_clock(
     assert all(not row.faults for row in rows), [f for row in rows for f in row.faults]
 
 
-@pytest.mark.long
-def test_a_slow_store_never_costs_a_ladder_bot_its_clock(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ladder_runtime, "ResultsStore", SlowStore)
-    bots = tuple((Entrant(name, BotCommand(PROMPT, cwd=str(REPO))), 4)
-                 for name in ("prompt-a", "prompt-b"))
-    settings = LadderSettings(store=tmp_path / "ladder.sqlite", log_dir=tmp_path / "logs",
-                              rules=RulesConfig(form=Form.TWO_HANDED, target=5),
-                              time_control=TimeControl.parse(TC), concurrency=2,
-                              house=bots, poll_seconds=0.2)
+def _ladder(tmp_path: Path, bots: dict[str, tuple[str, ...]],
+            **extra: Any) -> LadderSettings:
+    """A two-handed ladder of these house bots (name: command, two seats each), two
+    sets at a time, under :data:`TC`."""
+    return LadderSettings(
+        store=tmp_path / "ladder.sqlite", log_dir=tmp_path / "logs",
+        rules=RulesConfig(form=Form.TWO_HANDED, target=5),
+        time_control=TimeControl.parse(TC), concurrency=2, poll_seconds=0.2,
+        house=tuple((Entrant(name, BotCommand(command, cwd=str(REPO))), 2)
+                    for name, command in bots.items()), **extra)
 
-    async def scenario() -> list[GameRow]:
+
+def _play_ladder(settings: LadderSettings, enough: Callable[[LadderRuntime], bool],
+                 what: str) -> list[GameRow]:
+    """Run the ladder until ``enough`` (at most 180 s), stop it; its stored games."""
+    async def scenario() -> tuple[list[GameRow], LadderRuntime]:
         stop = asyncio.Event()
         runtime = LadderRuntime(settings, stop=stop)
         ladder = asyncio.ensure_future(runtime.run())
         try:
-            await wait_until(lambda: ladder.done()
-                             or runtime.results.count_games(settings.ladder_id) >= 6,
-                             "6 stored games", 180, interval=0.1)
+            await wait_until(lambda: ladder.done() or enough(runtime), what, 180,
+                             interval=0.1)
             assert not ladder.done(), ladder
         finally:
             stop.set()
             await asyncio.wait_for(ladder, 60)
-        rows = list(runtime.results.games(settings.ladder_id))
-        runtime.close()
-        return rows
+        return list(runtime.results.games(settings.ladder_id)), runtime
 
-    rows = asyncio.run(scenario())
+    rows, runtime = asyncio.run(scenario())
+    runtime.close()
+    return rows
+
+
+@pytest.mark.long
+def test_a_slow_store_never_costs_a_ladder_bot_its_clock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ladder_runtime, "ResultsStore", SlowStore)
+    settings = _ladder(tmp_path, {"prompt-a": PROMPT, "prompt-b": PROMPT})
+    rows = _play_ladder(
+        settings, lambda runtime: runtime.results.count_games(settings.ladder_id) >= 6,
+        "6 stored games")
     assert len(rows) >= 6
     assert _timeouts(rows) == []
 
@@ -125,38 +140,20 @@ def test_a_bot_benched_again_and_again_never_costs_another_bot_its_clock(
     clocks of the prompt bots' game in flight for the length of the write."""
     monkeypatch.setattr(ladder_runtime, "LadderStore", SlowBenchStore)
     illegal = (sys.executable, "-m", "sample_bots.faulty_bot", "--mode", "illegal")
-    bots = tuple((Entrant(name, BotCommand(command, cwd=str(REPO))), 2)
-                 for name, command in (("prompt-a", PROMPT), ("prompt-b", PROMPT),
-                                       ("illegal", illegal)))
-    settings = LadderSettings(
-        store=tmp_path / "ladder.sqlite", log_dir=tmp_path / "logs",
-        rules=RulesConfig(form=Form.TWO_HANDED, target=5),
-        time_control=TimeControl.parse(TC), concurrency=2, house=bots, poll_seconds=0.2,
-        quarantine=QuarantinePolicy(bench_faults=1, bench_window=1, bench_seconds=0.2,
-                                    bench_growth=1.0, bench_max_seconds=0.2))
+    settings = _ladder(tmp_path, {"prompt-a": PROMPT, "prompt-b": PROMPT, "illegal": illegal},
+                       quarantine=QuarantinePolicy(bench_faults=1, bench_window=1,
+                                                   bench_seconds=0.2, bench_growth=1.0,
+                                                   bench_max_seconds=0.2))
 
-    def prompt_games(runtime: LadderRuntime) -> list[GameRow]:
-        return [row for row in runtime.results.games(settings.ladder_id)
-                if "illegal" not in row.seats]
+    def enough(runtime: LadderRuntime) -> bool:
+        return (len(runtime.quarantine.history("illegal")) >= 2
+                and sum(1 for row in runtime.results.games(settings.ladder_id)
+                        if "illegal" not in row.seats) >= 4)
 
-    async def scenario() -> tuple[list[GameRow], int]:
-        stop = asyncio.Event()
-        runtime = LadderRuntime(settings, stop=stop)
-        ladder = asyncio.ensure_future(runtime.run())
-        try:
-            await wait_until(lambda: ladder.done() or (
-                len(runtime.quarantine.history("illegal")) >= 2
-                and len(prompt_games(runtime)) >= 4), "2 benches and 4 prompt games",
-                180, interval=0.1)
-            assert not ladder.done(), ladder
-        finally:
-            stop.set()
-            await asyncio.wait_for(ladder, 60)
-        rows, benches = prompt_games(runtime), len(runtime.quarantine.history("illegal"))
-        runtime.close()
-        return rows, benches
-
-    rows, benches = asyncio.run(scenario())
+    rows = _play_ladder(settings, enough, "2 benches and 4 prompt games")
+    with LadderStore(settings.store) as store:
+        benches = len(store.benches("illegal"))
+    rows = [row for row in rows if "illegal" not in row.seats]  # the prompt bots' own
     assert benches >= 2 and len(rows) >= 4
     assert _timeouts(rows) == []
     assert all(not row.faults for row in rows), [f for row in rows for f in row.faults]
