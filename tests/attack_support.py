@@ -41,6 +41,12 @@ MIN_GAMES = 40  # a window goes on until it holds this many games...
 MAX_WINDOW_S = 60.0  # ...for at most this long
 CPU_TICK_S = 1 / os.sysconf("SC_CLK_TCK")  # the kernel counts CPU time in these
 STDERR_GROWTH = 1 << 20  # what an attack may add to the process's stderr, at most
+PACE_MS = 1
+"""The attacked process's bots sleep this many milliseconds before each decision: its
+games then come at about a quarter of the rate of bots that answer at once (a window
+holds about 45 games on an idle machine, not 190), and the windows cost that much less
+of the machine. Each window still holds :data:`MIN_GAMES`, and the rate per CPU second
+is the same: each game costs the process as much CPU, however long its bots think."""
 
 
 def soft_file_limit(pid: int) -> int:

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["HEURISTIC", "PACED_HOUSE", "RANDOM", "RANDOM_AND_HEURISTIC", "Bot", "Raw", "Value",
-           "bot", "paced", "remote", "toml_config"]
+__all__ = ["HEURISTIC", "HOUSE_PACE_MS", "PACED_HOUSE", "RANDOM", "RANDOM_AND_HEURISTIC", "Bot",
+           "Raw", "Value", "bot", "paced", "paced_house", "remote", "toml_config"]
 
 RANDOM = "{python} -m sample_bots.random_bot"
 HEURISTIC = "{python} -m sample_bots.heuristic_bot"
@@ -91,7 +91,12 @@ def paced(name: str, ms: int = HOUSE_PACE_MS, *, kind: str | None = None) -> Bot
     return Bot(name, f"{{python}} {SLEEPY_BOT} {kind or name}", {"SLEEPY_BOT_MS": str(ms)})
 
 
-PACED_HOUSE = (paced("random"), paced("heuristic"))
+def paced_house(ms: int = HOUSE_PACE_MS) -> tuple[Bot, Bot]:
+    """The random and heuristic sample bots, each sleeping ``ms`` before each decision."""
+    return paced("random", ms), paced("heuristic", ms)
+
+
+PACED_HOUSE = paced_house()
 
 
 def toml_config(name: str, *, bots: Sequence[Bot] = RANDOM_AND_HEURISTIC,

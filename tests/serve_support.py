@@ -17,7 +17,14 @@ from typing import Any
 
 import grpc
 from cli_support import harness_command
-from configs import PACED_HOUSE, RANDOM, RANDOM_AND_HEURISTIC, Raw, bot, toml_config
+from configs import (
+    RANDOM,
+    RANDOM_AND_HEURISTIC,
+    Raw,
+    bot,
+    paced_house,
+    toml_config,
+)
 from waiting import WAIT_S, wait_for
 
 from harness.ladder.matchmaking import SetStatus
@@ -29,12 +36,14 @@ REPO = Path(__file__).resolve().parent.parent
 STOP_TIMEOUT_S = 90.0
 
 def config(name: str, games: int = 1, *, concurrency: int = 1,
-           random_command: str = f'"{RANDOM}"') -> str:
+           random_command: str = f'"{RANDOM}"', pace_ms: int = 0) -> str:
     """A small two-handed tournament of random against heuristic; ``random_command`` is
-    the random bot's command as TOML text."""
+    the random bot's command as TOML text. With ``pace_ms``, both are the sample bots
+    sleeping that many milliseconds before each decision (``configs.paced``)."""
+    bots = (paced_house(pace_ms) if pace_ms
+            else (bot("random", Raw(random_command)), bot("heuristic")))
     return toml_config(name, games=games, concurrency=concurrency, tc="5+10",
-                       rules={"form": "two-handed", "target": 3},
-                       bots=(bot("random", Raw(random_command)), bot("heuristic")))
+                       rules={"form": "two-handed", "target": 3}, bots=bots)
 
 
 def delayed_random_bot(delay_s: float) -> str:
@@ -168,19 +177,20 @@ class Ladder(Started):
     long as its test runs, most of which waits on something else (a restart, a page),
     and each set more at once is that much more of the machine's time. With
     ``house_only_with_visitors``, the house bots play only the visitors that dial in,
-    not each other. With ``paced``, the house bots sleep a few milliseconds before each
-    decision (``configs.paced``): for a test that needs the house bots to play each other
-    but waits for something else meanwhile (a page, a visitor, a restart)."""
+    not each other. With ``pace_ms``, the house bots sleep that many milliseconds before
+    each decision (``configs.paced``): for a test that needs the house bots to play each
+    other but waits for something else meanwhile (a page, a visitor, a restart), or that
+    needs only so many games a second."""
 
     def __init__(self, folder: Path, *extra: str, name: str = "ladder",
                  concurrency: int = 1, port: int = 0,
-                 house_only_with_visitors: bool = False, paced: bool = False,
+                 house_only_with_visitors: bool = False, pace_ms: int = 0,
                  env: dict[str, str] | None = None,
                  file_limit: tuple[int, int] | None = None) -> None:
         self.config = folder / "ladder.toml"
         self.config.write_text(toml_config(
             name, output=folder / "out", concurrency=concurrency, tc="5+30",
-            rules={"target": 3}, bots=PACED_HOUSE if paced else RANDOM_AND_HEURISTIC,
+            rules={"target": 3}, bots=paced_house(pace_ms) if pace_ms else RANDOM_AND_HEURISTIC,
             extra="[ladder]\nhouse_vs_house = false\n" if house_only_with_visitors else ""))
         self.store = folder / "out" / "ladder.sqlite"
         super().__init__([sys.executable, "-m", "harness", "-v", "ladder", str(self.config),

@@ -12,7 +12,9 @@ the process), and no stretch longer than :func:`gap_allowed` passes with no game
 stall that costs no CPU, such as a process out of files). Games per wall-clock second
 are not compared: the suite's other workers load the same two cores and move that rate
 by more than half between two windows, while the rate per CPU second stays within about
-a fifth of itself with or without four spinning processes beside the test.
+a fifth of itself with or without four spinning processes beside the test. The bots
+sleep :data:`~attack_support.PACE_MS` before each decision, so that each window costs
+the machine fewer games for the same measure.
 
 No game has a fault, the page answers or refuses within 5 s, slow connections are cut,
 and stderr grows by under 1 MB, although 100 malformed requests, each of which makes
@@ -36,6 +38,7 @@ import grpc
 import pytest
 from attack_support import (
     FILE_LIMIT,
+    PACE_MS,
     STDERR_GROWTH,
     games_stored,
     gap_allowed,
@@ -157,7 +160,8 @@ def attack(port: int, api: str, store: Path, pid: int, log: Path, folder: Path, 
 
 @pytest.fixture()
 def limited_ladder(tmp_path: Path) -> Iterator[Ladder]:
-    ladder = Ladder(tmp_path, "--http-port", "0", file_limit=(FILE_LIMIT, FILE_LIMIT))
+    ladder = Ladder(tmp_path, "--http-port", "0", file_limit=(FILE_LIMIT, FILE_LIMIT),
+                    pace_ms=PACE_MS)
     try:
         yield ladder
     finally:
@@ -182,7 +186,7 @@ def test_slow_http_clients_do_not_stall_serve(tmp_path: Path) -> None:
         assert soft_file_limit(server.proc.pid) == FILE_LIMIT
         port = int(url.rstrip("/").rsplit(":", 1)[1])
         stub(channel).StartTournament(op.StartTournamentRequest(
-            config_toml=config("slow", games=5000, concurrency=2)), timeout=WAIT_S)
+            config_toml=config("slow", games=5000, concurrency=2, pace_ms=PACE_MS)), timeout=WAIT_S)
         attack(port, "/api/tournaments", store_path(output / "slow"), server.proc.pid,
                server.log, tmp_path,
                addresses=100)

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from cli_support import harness_command
+from configs import HOUSE_PACE_MS
 from serve_support import REPO, Ladder, end, random_bots
 from waiting import PROCESS_POLL_S
 
@@ -30,7 +31,7 @@ class ApiLadder(Ladder):
     def __init__(self, tmp_path: Path, *extra: str,
                  operator_token: str = OPERATOR_TOKEN) -> None:
         self.outputs: list[str] = []
-        super().__init__(tmp_path, *extra, name="api-ladder", paced=True,
+        super().__init__(tmp_path, *extra, name="api-ladder", pace_ms=HOUSE_PACE_MS,
                          env={"EUCHRE_OPERATOR_TOKEN": operator_token})
 
     def ctl(self, *args: str, token: str = OPERATOR_TOKEN) -> subprocess.CompletedProcess[str]:

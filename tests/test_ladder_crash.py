@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from configs import HOUSE_PACE_MS
 from ports import unused_port
 from serve_support import REPO, Ladder, end, random_bots
 from waiting import WAIT_S
@@ -56,7 +57,7 @@ def test_kill_9_and_restart_keeps_everything_finished(tmp_path: Path) -> None:
     # 10 ms a decision, so that a set seen in flight with both games to go lasts far
     # longer than the moment from that poll to the kill.
     first = Ladder(tmp_path, name=CRASH_LADDER, port=unused_port(),  # tests/ports.py
-                   concurrency=2, paced=True)
+                   concurrency=2, pace_ms=HOUSE_PACE_MS)
     second = None
     visitors = []
     try:

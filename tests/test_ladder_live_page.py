@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from configs import HOUSE_PACE_MS
 from playwright.sync_api import Browser
 from serve_support import Ladder, end, random_bots
 from test_live_page import WAIT_S, events, get, get_json
@@ -29,7 +30,7 @@ class LiveLadder(Ladder):
 
     def __init__(self, tmp_path: Path) -> None:
         self.bots: list[subprocess.Popen[bytes]] = []
-        super().__init__(tmp_path, "--http-port", "0", name="api-ladder", paced=True,
+        super().__init__(tmp_path, "--http-port", "0", name="api-ladder", pace_ms=HOUSE_PACE_MS,
                          env={"EUCHRE_OPERATOR_TOKEN": OPERATOR_TOKEN})
         self.url = self.said("live page on ").rstrip("/")
 
