@@ -17,14 +17,7 @@ from typing import Any
 
 import grpc
 from cli_support import harness_command
-from configs import (
-    RANDOM,
-    RANDOM_AND_HEURISTIC,
-    Raw,
-    bot,
-    paced_house,
-    toml_config,
-)
+from configs import RANDOM, RANDOM_AND_HEURISTIC, Raw, bot, paced_house, toml_config
 from waiting import WAIT_S, wait_for
 
 from harness.ladder.matchmaking import SetStatus
@@ -39,7 +32,8 @@ def config(name: str, games: int = 1, *, concurrency: int = 1,
            random_command: str = f'"{RANDOM}"', pace_ms: int = 0) -> str:
     """A small two-handed tournament of random against heuristic; ``random_command`` is
     the random bot's command as TOML text. With ``pace_ms``, both are the sample bots
-    sleeping that many milliseconds before each decision (``configs.paced``)."""
+    sleeping that many milliseconds before each decision (``configs.paced``), and
+    ``random_command`` is not used."""
     bots = (paced_house(pace_ms) if pace_ms
             else (bot("random", Raw(random_command)), bot("heuristic")))
     return toml_config(name, games=games, concurrency=concurrency, tc="5+10",
