@@ -137,27 +137,15 @@ def _group(item: pytest.Item) -> str:
     return str(marker.args[0]) if marker is not None and marker.args else item.nodeid
 
 
-def _spread_long(items: list[pytest.Item], last: set[str]) -> list[pytest.Item]:
-    """``items`` with the tests marked ``long`` spread evenly over the first half of the
-    others (those of the groups in ``last`` stay at the end, in order). Started early,
-    they cannot leave the run a tail; spread out, they seldom wait at the same time, which
-    left the cores idle while six of them were started first together."""
-    long = [item for item in items if item.get_closest_marker("long") is not None
-            and _group(item) not in last]
-    rest = [item for item in items if item not in long]
-    gap = max(1, (len(rest) // 2) // max(1, len(long)))
-    spread: list[pytest.Item] = []
-    for i, item in enumerate(rest):
-        if i % gap == 0 and long:
-            spread.append(long.pop(0))
-        spread.append(item)
-    return spread + long
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``long`` are spread over the first half of the run (see _spread_long),
-    so that the parallel workers start the longest waits early and the run ends sooner.
+    """Tests marked ``long`` go first (the sort is stable: the rest keep their order), so
+    that the parallel workers start the longest tests early and the run ends sooner.
+
+    Tests marked ``waits`` (most of their time is a wait on purpose: a start-up timeout,
+    a store made slow) form one ``xdist_group`` and run one after another on one worker,
+    while the others keep the cores busy: run side by side, several of them left both
+    cores idle together.
 
     Tests that share a module-scoped fixture (a running ladder, a browser, a built bot)
     form one ``xdist_group`` (see _fixture_groups), so that the parallel workers
@@ -174,10 +162,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     would be ignored, and every worker would start the fixtures of its share again."""
     groups = _fixture_groups(items)
     for item in items:
+        if item.get_closest_marker("waits") is not None:
+            groups.setdefault(item.nodeid, "waits")
         if item.nodeid in groups and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
     built = {_group(item) for item in items if "cpp_bot" in getattr(item, "fixturenames", ())}
-    items[:] = _spread_long(sorted(items, key=lambda item: _group(item) in built), built)
+    items.sort(key=lambda item: (_group(item) in built,
+                                 item.get_closest_marker("long") is None))
     if built:
         background_build = start_background_build(config)
         if background_build is not None:

@@ -25,7 +25,7 @@ def _store(output: Path, tid: str) -> ResultsStore:
     return ResultsStore(output / tid / "results.sqlite")
 
 
-@pytest.mark.long
+@pytest.mark.waits
 def test_a_shutdown_while_bots_start_interrupts_their_games_instead_of_forfeiting(
         tmp_path: Path) -> None:
     """SIGINT while local bots are still on their way to Hello: the referee refuses them

@@ -56,7 +56,7 @@ async def play(tmp_path: Path, pause: float,
             await asyncio.gather(client, return_exceptions=True)
 
 
-@pytest.mark.long
+@pytest.mark.waits
 def test_a_bot_that_holds_the_games_writes_pays_with_its_bank_then_times_out(
         tmp_path: Path) -> None:
     # Each read comes 0.3 s late: past the game's free waits, that comes off a 2 s bank.
@@ -74,7 +74,7 @@ def test_a_bot_that_reads_at_once_is_never_charged_for_the_writes(tmp_path: Path
     assert result.faults == ()
 
 
-@pytest.mark.long
+@pytest.mark.waits
 def test_under_strikes_a_slow_reader_still_loses_the_game_it_stalls(tmp_path: Path) -> None:
     # A strike plays for it and the game goes on; with its bank and free seconds spent,
     # its next blocked write (after at least a second) ends its stream: it forfeits.

@@ -67,7 +67,7 @@ def _timeouts(rows: list[GameRow]) -> list[str]:
             if f.kind is FaultKind.TIMEOUT]
 
 
-@pytest.mark.long
+@pytest.mark.waits
 def test_a_slow_store_never_costs_a_tournament_bot_its_clock(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tournament_runner, "ResultsStore", SlowStore)
@@ -120,7 +120,7 @@ def _play_ladder(settings: LadderSettings, enough: Callable[[LadderRuntime], boo
     return rows
 
 
-@pytest.mark.long
+@pytest.mark.waits
 def test_a_slow_store_never_costs_a_ladder_bot_its_clock(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ladder_runtime, "ResultsStore", SlowStore)
@@ -132,7 +132,7 @@ def test_a_slow_store_never_costs_a_ladder_bot_its_clock(
     assert _timeouts(rows) == []
 
 
-@pytest.mark.long
+@pytest.mark.waits
 def test_a_bot_benched_again_and_again_never_costs_another_bot_its_clock(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A bot can choose when it is benched (it faults on purpose), and each bench is a

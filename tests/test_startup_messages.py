@@ -80,7 +80,7 @@ time.sleep(600)
 """
 
 
-@pytest.mark.long
+@pytest.mark.waits
 def test_a_bot_that_never_dials_in_is_explained_at_its_first_game(tmp_path: Path) -> None:
     """A run: the first game of a bot that prints junk and never says Hello is explained
     when it ends (its start-up timeout, 10 s here: time enough for the other bot on a busy

@@ -90,7 +90,7 @@ def test_a_bot_that_walks_away_and_comes_back_has_every_game_stored_and_rated(
     assert ratings.score["far"] == pytest.approx(far_score, abs=1e-12)
 
 
-@pytest.mark.long
+@pytest.mark.waits
 def test_a_bot_that_walks_away_for_good_forfeits_its_tables_and_they_stay_stored(
         tmp_path: Path) -> None:
     config = _config(tmp_path, games=20)
