@@ -87,15 +87,16 @@ def gap_allowed(before: Window) -> float:
     return max(GAP_ALLOWED_S, GAP_GAMES / before.per_s if before.per_s > 0 else math.inf)
 
 
-def window(store: Path, pid: int, min_games: int = MIN_GAMES) -> Window:
+def window(store: Path, pid: int, min_games: int = MIN_GAMES,
+           max_s: float = MAX_WINDOW_S) -> Window:
     """Watch the games stored in ``store`` by process ``pid`` for :data:`WINDOW_S`, and
-    on until ``min_games`` are stored (at most :data:`MAX_WINDOW_S` in all)."""
+    on until ``min_games`` are stored (at most ``max_s`` seconds in all)."""
     first = last = games_stored(store)
     cpu, start = cpu_seconds(pid), time.monotonic()
     last_new = start
     longest = 0.0
     while (elapsed := time.monotonic() - start) < WINDOW_S or (
-            last - first < min_games and elapsed < MAX_WINDOW_S):
+            last - first < min_games and elapsed < max_s):
         time.sleep(SAMPLE_S)
         if (count := games_stored(store)) > last:
             now = time.monotonic()

@@ -145,7 +145,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     Tests marked ``waits`` (most of their time is a wait on purpose: a start-up timeout,
     a store made slow) form one ``xdist_group`` and run one after another on one worker,
     while the others keep the cores busy: run side by side, several of them left both
-    cores idle together.
+    cores idle together. The group goes first with the long tests (pytest-xdist hands
+    out the larger groups first as well): started late, its two minutes would be the
+    run's tail.
 
     Tests that share a module-scoped fixture (a running ladder, a browser, a built bot)
     form one ``xdist_group`` (see _fixture_groups), so that the parallel workers
@@ -168,7 +170,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
     built = {_group(item) for item in items if "cpp_bot" in getattr(item, "fixturenames", ())}
     items.sort(key=lambda item: (_group(item) in built,
-                                 item.get_closest_marker("long") is None))
+                                 item.get_closest_marker("long") is None
+                                 and item.get_closest_marker("waits") is None))
     if built:
         background_build = start_background_build(config)
         if background_build is not None:

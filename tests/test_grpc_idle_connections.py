@@ -61,6 +61,13 @@ out the streams costs the ladder a fixed amount of CPU, which grows on a loaded 
 beside a second copy of the suite 2,000 streams cost it about as much as 50 games, and
 stored 40 games meanwhile. (With the bots paced, :data:`~attack_support.PACE_MS`, a
 window of 6 s holds about 45 games on an idle machine; this one goes on to 100.)"""
+SILENT_WINDOW_MAX_S = 120.0
+"""How long the window of the silent streams may go on to hold :data:`SILENT_GAMES`. With
+two more copies of the suite on the same two cores (load average up to 36), the ladder
+stored 32 games in the usual 60 s, and the streams' fixed cost, about 40 games' worth
+of its CPU, took its rate per CPU second below half: the games were not stalled, too
+few of them had been played. The window ends as soon as it holds its games, so only such
+a load lengthens it."""
 
 
 def open_files(pid: int) -> int:
@@ -148,7 +155,7 @@ async def silent_streams(address: str, count: int, ladder: Ladder
         await asyncio.gather(*(call.wait_for_connection() for call in calls),
                              return_exceptions=True)
         during = await loop.run_in_executor(None, window, ladder.store, ladder.proc.pid,
-                                            SILENT_GAMES)
+                                            SILENT_GAMES, SILENT_WINDOW_MAX_S)
         return opened, await asyncio.wait_for(ends, WAIT_S), during
 
 
